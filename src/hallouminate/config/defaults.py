@@ -1,0 +1,21 @@
+"""Default values of every setting.
+
+``MODEL_NAME`` repeats ``hallouminate.model.MODEL_NAME`` on purpose: importing the model package here would
+drag its heavy dependencies into light callers (``init-repo``, ``config``). A test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+IDLE_EXIT_SECS = 900.0
+TOP_FILES = 10
+CHUNKS_PER_FILE = 3
+LIMIT = 50
+SNIPPET_CHARS = 240
+# The most tokens the model sees for one chunk, breadcrumb and [CLS]/[SEP] included. MiniLM reads 256;
+# anything longer would be silently truncated, so the indexer also clamps to the model's maximum.
+CHUNK_TOKENS = 256
+MAX_FILE_BYTES = 4 * 1024 * 1024
+CORPUS_GLOBS = ("**/*.md",)
+WIKI_DIR = ".hallouminate/wiki"
+REPO_CONFIG = ".hallouminate/config.toml"

@@ -1,0 +1,268 @@
+"""Read one config file into a validated, typed layer (no merging here).
+
+Every error names the file and the offending key, because a user fixing a config needs both.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hallouminate.config import defaults
+from hallouminate.errors import InvalidParams
+
+# Tables holding single values, with the type check of each key.
+Scalar = str | int | float | Path
+
+
+@dataclass(frozen=True)
+class RawCorpus:
+    name: str
+    roots: tuple[Path, ...]
+    globs: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RawRepository:
+    name: str
+    path: Path
+    wiki: Path
+    corpus_paths: tuple[Path, ...]
+    corpus_globs: tuple[str, ...]
+    corpus_exclude: tuple[str, ...]
+
+
+@dataclass
+class Layer:
+    file: Path
+    # The repository root for a repo layer (relative paths resolve against it); None for the baseline.
+    root: Path | None
+    scalars: dict[str, Scalar] = field(default_factory=dict)
+    corpora: list[RawCorpus] = field(default_factory=list)
+    repositories: list[RawRepository] = field(default_factory=list)
+
+
+MIN_CHUNK_TOKENS = 32
+
+# Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
+BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon"})
+
+
+def read_layer(file: Path, root: Path | None) -> Layer:
+    """Parse and validate ``file``; ``root`` is the repo root for a repo layer, None for the baseline."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise InvalidParams(f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}) from exc
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InvalidParams(f"{file}: config is not valid UTF-8", {"file": str(file)}) from exc
+    except tomllib.TOMLDecodeError as exc:
+        line = _line_of(exc)
+        where = f" line {line}" if line else ""
+        raise InvalidParams(
+            f"{file}:{where}: malformed TOML: {exc}", {"file": str(file), "line": line}
+        ) from exc
+    return _Parser(file, root).layer(doc)
+
+
+def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
+    # Python 3.11's TOMLDecodeError carries the position only in its message.
+    lineno = getattr(exc, "lineno", None)
+    if isinstance(lineno, int):
+        return lineno
+    match = re.search(r"line (\d+)", str(exc))
+    return int(match.group(1)) if match else None
+
+
+class _Parser:
+    def __init__(self, file: Path, root: Path | None) -> None:
+        self.file = file
+        self.root = root
+
+    # -- errors --------------------------------------------------------------------------------------
+    def fail(self, where: str, problem: str) -> InvalidParams:
+        return InvalidParams(f"{self.file}: {where} {problem}", {"file": str(self.file), "key": where})
+
+    def unknown(self, where: str, key: str, known: list[str]) -> InvalidParams:
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(known))})"
+        return self.fail(f"{where}{key}" if where else key, f"is not a known key{hint}")
+
+    # -- typed values --------------------------------------------------------------------------------
+    def string(self, where: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"must be a string, got {_tname(value)}")
+        return value
+
+    def positive_int(self, where: str, value: Any) -> int:
+        # bool is an int subclass in Python; `true` is not a count.
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise self.fail(where, f"must be a positive integer, got {value!r}")
+        return value
+
+    def positive_number(self, where: str, value: Any) -> float:
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise self.fail(where, f"must be a positive number, got {value!r}")
+        return float(value)
+
+    def chunk_tokens(self, where: str, value: Any) -> int:
+        count = self.positive_int(where, value)
+        # Below this a breadcrumb alone could fill the chunk.
+        if count < MIN_CHUNK_TOKENS:
+            raise self.fail(where, f"must be at least {MIN_CHUNK_TOKENS}, got {count}")
+        return count
+
+    def path(self, where: str, value: Any, base: Path | None = None) -> Path:
+        text = self.string(where, value)
+        if not text.strip():
+            raise self.fail(where, "must not be empty")
+        if "\0" in text:
+            raise self.fail(where, "must not contain a NUL character")
+        expanded = os.path.expanduser(text)
+        if not os.path.isabs(expanded):
+            anchor = base or self.root
+            if anchor is None:
+                raise self.fail(
+                    where, f"is the relative path {text!r}: paths in the baseline config must be absolute"
+                )
+            expanded = os.path.join(anchor, expanded)
+        # Canonical (symlinks resolved) so that roots compare equal to the canonical request cwd.
+        return Path(os.path.realpath(expanded))
+
+    def string_list(self, where: str, value: Any, *, allow_empty: bool = True) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(where, f"must be a list of strings, got {_tname(value)}")
+        if not value and not allow_empty:
+            raise self.fail(where, "must not be empty")
+        return tuple(value)
+
+    def path_list(self, where: str, value: Any, base: Path | None = None) -> tuple[Path, ...]:
+        items = self.string_list(where, value, allow_empty=False)
+        return tuple(self.path(f"{where}[{i}]", v, base) for i, v in enumerate(items))
+
+    def name(self, where: str, value: Any, *, allow_colon: bool) -> str:
+        text = self.string(where, value)
+        if not text:
+            raise self.fail(where, "must not be empty")
+        if not allow_colon and ":" in text:
+            raise self.fail(where, f"{text!r} contains ':', which is reserved for derived repo:NAME:... names")
+        if any(c.isspace() or not c.isprintable() for c in text):
+            raise self.fail(where, f"{text!r} must not contain whitespace or control characters")
+        return text
+
+    # -- tables --------------------------------------------------------------------------------------
+    def layer(self, doc: dict[str, Any]) -> Layer:
+        layer = Layer(self.file, self.root)
+        scalar_specs = _scalar_specs(self)
+        known_tables = [*scalar_specs, "corpus", "repository"]
+        for table, body in doc.items():
+            if table == "corpus":
+                layer.corpora.extend(self.corpus(i, t) for i, t in enumerate(self.array(table, body)))
+            elif table == "repository":
+                layer.repositories.extend(
+                    self.repository(i, t) for i, t in enumerate(self.array(table, body))
+                )
+            elif table in scalar_specs:
+                if not isinstance(body, dict):
+                    raise self.fail(table, f"must be a table ([{table}]), got {_tname(body)}")
+                if self.root is not None and table in BASELINE_ONLY:
+                    raise self.fail(
+                        f"[{table}]",
+                        "is a daemon-wide setting and may only be set in the baseline config "
+                        "($XDG_CONFIG_HOME/hallouminate/config.toml), not in a repository layer",
+                    )
+                specs = scalar_specs[table]
+                for key, value in body.items():
+                    if key not in specs:
+                        raise self.unknown(f"[{table}] ", key, list(specs))
+                    layer.scalars[f"{table}.{key}"] = specs[key](f"[{table}] {key}", value)
+            else:
+                raise self.unknown("", table, known_tables)
+        return layer
+
+    def array(self, table: str, body: Any) -> list[dict[str, Any]]:
+        if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
+            raise self.fail(table, f"must be an array of tables ([[{table}]]), got {_tname(body)}")
+        return body
+
+    def corpus(self, index: int, table: dict[str, Any]) -> RawCorpus:
+        where = f"[[corpus]] #{index + 1}"
+        self.check_keys(where, table, required=("name", "paths"), optional=("globs", "exclude"))
+        name = self.name(f"{where} name", table["name"], allow_colon=False)
+        where = f"[[corpus]] {name!r}"
+        return RawCorpus(
+            name=name,
+            roots=self.path_list(f"{where} paths", table["paths"]),
+            globs=self.globs(f"{where} globs", table.get("globs", list(defaults.CORPUS_GLOBS))),
+            exclude=self.string_list(f"{where} exclude", table.get("exclude", [])),
+        )
+
+    def repository(self, index: int, table: dict[str, Any]) -> RawRepository:
+        where = f"[[repository]] #{index + 1}"
+        self.check_keys(
+            where,
+            table,
+            required=("name", "path"),
+            optional=("wiki", "corpus_paths", "corpus_globs", "corpus_exclude"),
+        )
+        name = self.name(f"{where} name", table["name"], allow_colon=False)
+        where = f"[[repository]] {name!r}"
+        path = self.path(f"{where} path", table["path"])
+        corpus_paths: tuple[Path, ...] = ()
+        if "corpus_paths" in table:
+            corpus_paths = self.path_list(f"{where} corpus_paths", table["corpus_paths"], base=path)
+        return RawRepository(
+            name=name,
+            path=path,
+            wiki=self.path(f"{where} wiki", table.get("wiki", defaults.WIKI_DIR), base=path),
+            corpus_paths=corpus_paths,
+            corpus_globs=self.globs(
+                f"{where} corpus_globs", table.get("corpus_globs", list(defaults.CORPUS_GLOBS))
+            ),
+            corpus_exclude=self.string_list(f"{where} corpus_exclude", table.get("corpus_exclude", [])),
+        )
+
+    def globs(self, where: str, value: Any) -> tuple[str, ...]:
+        return self.string_list(where, value, allow_empty=False)
+
+    def check_keys(
+        self, where: str, table: dict[str, Any], *, required: tuple[str, ...], optional: tuple[str, ...]
+    ) -> None:
+        known = [*required, *optional]
+        for key in table:
+            if key not in known:
+                raise self.unknown(f"{where} ", key, known)
+        for key in required:
+            if key not in table:
+                raise self.fail(where, f"is missing the required key {key!r}")
+
+
+def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar]]]:
+    return {
+        "embeddings": {"model": p.string, "cache_dir": p.path},
+        "storage": {"path": p.path},
+        "daemon": {"idle_exit_secs": p.positive_number},
+        "search": {
+            "top_files": p.positive_int,
+            "chunks_per_file": p.positive_int,
+            "limit": p.positive_int,
+            "snippet_chars": p.positive_int,
+        },
+        "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
+    }
+
+
+def _tname(value: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array"}
+    if isinstance(value, dict):
+        return "a table"
+    return names.get(type(value), type(value).__name__)

@@ -1,0 +1,95 @@
+"""Route each request to its operation, after checking the envelope and the arguments."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from hallouminate.errors import HallouminateError, Internal, InvalidParams
+from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_response, parse_request
+from hallouminate.protocol.cwd import canonical_cwd
+from hallouminate.protocol.messages import request_id_of
+from hallouminate.protocol.schemas import ARGS
+from hallouminate.protocol.validation import validate_args
+
+if TYPE_CHECKING:
+    from hallouminate.daemon.runtime import Runtime
+    from hallouminate.daemon.server import DaemonServer
+
+log = logging.getLogger("hallouminate.daemon")
+
+Emit = Callable[[str, dict[str, Any]], None]
+Handler = Callable[[Request, Emit | None], Awaitable[Any]]
+
+
+class Dispatcher:
+    def __init__(self, runtime: Runtime, server: DaemonServer) -> None:
+        self.runtime = runtime
+        self.server = server
+        self.ops: dict[str, Handler] = {
+            "ping": self.ping,
+            "status": self.status,
+            "shutdown": self.shutdown,
+            "index": self.index,
+            "ground": self.ground,
+        }
+
+    async def handle(self, message: Any, emit: Emit) -> dict[str, Any]:
+        rid = request_id_of(message)
+        op = message.get("op") if isinstance(message, dict) else None
+        started = time.perf_counter()
+        try:
+            request = parse_request(message)
+            handler = self.ops.get(request.op)
+            if handler is None:
+                raise InvalidParams(
+                    f"unknown op {request.op!r}; this daemon knows {', '.join(sorted(self.ops))}",
+                    {"op": request.op, "known": sorted(self.ops)},
+                )
+            validate_args(ARGS[request.op], request.args, f"{request.op} arguments")
+            result = await handler(request, emit if request.stream else None)
+            response = ok_response(request.id, result)
+        except HallouminateError as exc:
+            response = error_response(rid, exc)
+        except Exception as exc:  # never let one request's bug become a crash or a raw traceback
+            log.exception("op %r failed", op)
+            response = error_response(
+                rid,
+                Internal(f"internal error in {op!r}: {type(exc).__name__}: {exc}; details in the daemon log"),
+            )
+        log.debug("op %s took %.1f ms", op, (time.perf_counter() - started) * 1000)
+        return response
+
+    # -- operations --------------------------------------------------------------------------------
+    async def ping(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        # A test hook: lets the suite impersonate a daemon of another version.
+        version = os.environ.get("HALLOUMINATE_TEST_FAKE_VERSION") or self.runtime.version
+        return {"version": version, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
+
+    async def status(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        status = self.runtime.status()
+        status.update(
+            {
+                "socket": str(self.server.guard.path),
+                "uptime_secs": round(time.time() - self.server.started, 3),
+                "connections": self.server.connections,
+                "in_flight": len(self.server.in_flight),
+                "idle_exit_secs": self.server.idle_exit_secs,
+            }
+        )
+        return status
+
+    async def shutdown(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        self.server.request_stop("shutdown requested by a client")
+        return {"stopping": True, "pid": os.getpid()}
+
+    async def index(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        cwd = canonical_cwd(request.cwd)
+        return await self.runtime.index(cwd, request.args.get("corpus"), emit)
+
+    async def ground(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        cwd = canonical_cwd(request.cwd)
+        return await self.runtime.ground(cwd, request.args)

@@ -1,0 +1,220 @@
+"""The daemon's socket server: connections, framing, concurrency, idle exit and graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from hallouminate import xdg
+from hallouminate.daemon.dispatch import Dispatcher
+from hallouminate.daemon.logs import setup_logging
+from hallouminate.daemon.runtime import Runtime
+from hallouminate.daemon.socket_guard import SocketGuard
+from hallouminate.errors import HallouminateError, Internal, InvalidParams
+from hallouminate.protocol import (
+    FrameTooLarge,
+    decode_body,
+    encode_frame,
+    error_response,
+    event_message,
+    read_frame,
+)
+from hallouminate.protocol.messages import request_id_of
+
+log = logging.getLogger("hallouminate.daemon")
+
+MAX_CONNECTIONS = 64
+DRAIN_TIMEOUT = 60.0
+_PEERCRED = struct.Struct("3i")
+
+
+def peer_uid(writer: asyncio.StreamWriter) -> int | None:
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    except OSError:
+        return None
+    _pid, uid, _gid = _PEERCRED.unpack(raw)
+    return uid
+
+
+class DaemonServer:
+    def __init__(self, runtime: Runtime, guard: SocketGuard, idle_exit_secs: float) -> None:
+        self.runtime = runtime
+        self.guard = guard
+        self.idle_exit_secs = idle_exit_secs
+        self.dispatcher = Dispatcher(runtime, self)
+        self.started = time.time()
+        self.connections = 0
+        self.in_flight: set[asyncio.Task[None]] = set()
+        self._stop = asyncio.Event()
+        self._idle_handle: asyncio.TimerHandle | None = None
+        self._server: asyncio.base_events.Server | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def request_stop(self, reason: str) -> None:
+        if not self._stop.is_set():
+            log.info("stopping: %s", reason)
+            self._stop.set()
+
+    def _arm_idle_timer(self) -> None:
+        if self._idle_handle is not None:
+            self._idle_handle.cancel()
+            self._idle_handle = None
+        if self.connections == 0 and self.idle_exit_secs > 0:
+            loop = asyncio.get_running_loop()
+            self._idle_handle = loop.call_later(
+                self.idle_exit_secs, self.request_stop, f"idle for {self.idle_exit_secs:g} s"
+            )
+
+    async def serve(self) -> None:
+        assert self.guard.sock is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop, f"signal {sig.name}")
+        self._server = await asyncio.start_unix_server(self._on_connection, sock=self.guard.sock)
+        log.info("daemon %s listening on %s (pid %d)", self.runtime.version, self.guard.path, os.getpid())
+        self._arm_idle_timer()
+        self.runtime.start_background_load()
+        await self._stop.wait()
+        # Drain: stop accepting, let in-flight requests finish, then release the socket and the lock.
+        self._server.close()
+        if self.in_flight:
+            log.info("draining %d in-flight request(s)", len(self.in_flight))
+            await asyncio.wait(set(self.in_flight), timeout=DRAIN_TIMEOUT)
+        self.guard.release()
+        await self.runtime.close()
+        log.info("stopped")
+
+    # -- connections -------------------------------------------------------------------------------
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self._arm_idle_timer()
+        write_lock = asyncio.Lock()
+        try:
+            uid = peer_uid(writer)
+            if uid is None or uid != os.getuid():
+                log.warning("refused a connection from uid %s", uid)
+                await self._send(
+                    writer,
+                    write_lock,
+                    error_response(
+                        None, InvalidParams("connection refused: the daemon serves its own user only")
+                    ),
+                )
+                return
+            if self.connections > MAX_CONNECTIONS or self._stop.is_set():
+                from hallouminate.errors import Retryable
+
+                why = "shutting down" if self._stop.is_set() else f"{MAX_CONNECTIONS} connections open"
+                await self._send(
+                    writer,
+                    write_lock,
+                    error_response(
+                        None, Retryable(f"daemon busy ({why}); retry shortly", {"retryable": True})
+                    ),
+                )
+                return
+            await self._serve_connection(reader, writer, write_lock)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        except Exception:  # a bug in one connection must never take the daemon down
+            log.exception("connection handler failed")
+        finally:
+            self.connections -= 1
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            self._arm_idle_timer()
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, write_lock: asyncio.Lock
+    ) -> None:
+        while not self._stop.is_set():
+            try:
+                body = await read_frame(reader)
+            except FrameTooLarge as exc:
+                # The body was not read, so the stream cannot be resynchronised: answer, then hang up.
+                await self._send(writer, write_lock, error_response(None, exc))
+                return
+            if body is None:
+                return
+            try:
+                message = decode_body(body)
+            except HallouminateError as exc:
+                await self._send(writer, write_lock, error_response(None, exc))
+                continue
+            task = asyncio.get_running_loop().create_task(self._handle(message, writer, write_lock))
+            self.in_flight.add(task)
+            task.add_done_callback(self.in_flight.discard)
+
+    async def _handle(self, message: Any, writer: asyncio.StreamWriter, write_lock: asyncio.Lock) -> None:
+        rid = request_id_of(message)
+        loop = asyncio.get_running_loop()
+
+        def emit(event: str, data: dict[str, Any]) -> None:
+            # Called from worker threads; frames are written on the loop.
+            loop.call_soon_threadsafe(
+                lambda: loop.create_task(self._send(writer, write_lock, event_message(rid, event, data)))
+            )
+
+        response = await self.dispatcher.handle(message, emit)
+        await self._send(writer, write_lock, response)
+
+    async def _send(self, writer: asyncio.StreamWriter, lock: asyncio.Lock, message: dict[str, Any]) -> None:
+        try:
+            frame = encode_frame(message)
+        except HallouminateError as exc:
+            frame = encode_frame(
+                error_response(
+                    message.get("id"),
+                    Internal(
+                        f"the answer was too large to send: {exc.message}; narrow the request", exc.data
+                    ),
+                )
+            )
+        async with lock:
+            if writer.is_closing():
+                return
+            with contextlib.suppress(ConnectionError):
+                writer.write(frame)
+                await writer.drain()
+
+
+def run(socket_path: Path | None = None) -> int:
+    """Entry point of ``hallouminate daemon run``: returns the process exit code."""
+    from hallouminate.config import load_baseline
+
+    setup_logging(xdg.log_file())
+    try:
+        resolved = load_baseline()
+    except HallouminateError as exc:
+        log.error("cannot start: %s", exc.message)
+        print(f"hallouminate daemon: {exc.message}", flush=True)
+        return 2
+    guard = SocketGuard(socket_path)
+    try:
+        guard.acquire()
+    except HallouminateError as exc:
+        log.error("%s", exc.message)
+        print(f"hallouminate daemon: {exc.message}", flush=True)
+        return 1
+    runtime = Runtime(resolved.settings)
+    server = DaemonServer(runtime, guard, resolved.settings.idle_exit_secs)
+    try:
+        import uvloop
+
+        uvloop.run(server.serve())
+    finally:
+        guard.release()
+    return 0

@@ -1,0 +1,101 @@
+"""Claim the daemon's socket: private directory, singleton lock, stale-socket replacement, 0600 socket."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import stat
+from pathlib import Path
+
+from hallouminate import xdg
+from hallouminate.errors import Internal
+
+
+class AlreadyRunning(Internal):
+    """Another daemon holds the lock for this socket."""
+
+
+def lock_path_for(sock: Path) -> Path:
+    return sock.with_name(sock.name + ".lock")
+
+
+def _private_directory(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = directory.stat()
+    if info.st_uid != os.getuid():
+        raise Internal(
+            f"socket directory {directory} belongs to uid {info.st_uid}, not to us; "
+            "set HALLOUMINATE_SOCKET to a path in a directory you own"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        if mode & 0o002 or mode & stat.S_ISVTX:
+            # A shared directory such as /tmp: tightening it would break other users.
+            raise Internal(
+                f"socket directory {directory} is shared (mode {oct(mode)}); "
+                "set HALLOUMINATE_SOCKET to a path in a private directory"
+            )
+        os.chmod(directory, 0o700)
+
+
+class SocketGuard:
+    """Holds the lock and the listening socket for the daemon's lifetime."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or xdg.socket_path()
+        self.lock_path = lock_path_for(self.path)
+        self._lock_fd: int | None = None
+        self.sock: socket.socket | None = None
+
+    def acquire(self) -> socket.socket:
+        _private_directory(self.path.parent)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise AlreadyRunning(
+                f"another daemon is already running on {self.path} (lock {self.lock_path} held by pid "
+                f"{holder}); stop it with `hallouminate daemon stop`",
+                {"lock": str(self.lock_path), "pid": holder},
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+        # We hold the lock, so any socket file left here belongs to a dead daemon.
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)  # the socket is born 0600: no window where others could connect
+        try:
+            sock.bind(str(self.path))
+        except OSError as exc:
+            sock.close()
+            self.release()
+            hint = (
+                "; use a shorter HALLOUMINATE_SOCKET path (~107 bytes at most)"
+                if "too long" in str(exc)
+                else ""
+            )
+            raise Internal(f"cannot bind the daemon socket {self.path}: {exc}{hint}") from None
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        sock.listen(128)
+        sock.setblocking(False)
+        self.sock = sock
+        return sock
+
+    def release(self) -> None:
+        if self.sock is not None:
+            # Unlinked while we still hold the lock, so no successor can have bound this path yet.
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            self.sock.close()
+            self.sock = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

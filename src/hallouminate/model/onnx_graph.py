@@ -1,0 +1,273 @@
+"""Build a BERT encoder ONNX graph from safetensors weights with the `onnx` package alone (no torch).
+
+The graph computes what Hugging Face's `BertModel` returns as `last_hidden_state`: embeddings (word +
+position + token type, LayerNorm), then `num_hidden_layers` post-norm encoder layers with exact (erf)
+GELU. fastembed does the mean pooling and L2 normalisation itself, so the pooler is left out.
+The erf GELU and the attention pattern are written the way exporters write them, so onnxruntime's
+graph optimiser recognises and fuses them at load time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import onnx
+
+# LayerNormalization became a standard op in opset 17; IR 8 is what opset 17 shipped with, so older
+# onnxruntime builds load the file too.
+OPSET = 17
+IR_VERSION = 8
+INPUT_NAMES: tuple[str, ...] = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT_NAME = "last_hidden_state"
+
+
+class BertConfig:
+    """The numbers of config.json the graph depends on, validated."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.hidden = int(raw["hidden_size"])
+        self.heads = int(raw["num_attention_heads"])
+        self.layers = int(raw["num_hidden_layers"])
+        self.intermediate = int(raw["intermediate_size"])
+        self.vocab = int(raw["vocab_size"])
+        self.eps = float(raw["layer_norm_eps"])
+        self.max_positions = int(raw["max_position_embeddings"])
+        self.type_vocab = int(raw["type_vocab_size"])
+        if raw.get("hidden_act", "gelu") != "gelu":
+            raise ValueError(f"unsupported hidden_act {raw.get('hidden_act')!r}: only exact 'gelu' is built")
+        if raw.get("position_embedding_type", "absolute") != "absolute":
+            raise ValueError(f"unsupported position_embedding_type {raw.get('position_embedding_type')!r}")
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden_size {self.hidden} is not a multiple of {self.heads} heads")
+        self.head_dim = self.hidden // self.heads
+
+
+def _expected_shapes(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
+    h, i = cfg.hidden, cfg.intermediate
+    shapes: dict[str, tuple[int, ...]] = {
+        "embeddings.word_embeddings.weight": (cfg.vocab, h),
+        "embeddings.position_embeddings.weight": (cfg.max_positions, h),
+        "embeddings.token_type_embeddings.weight": (cfg.type_vocab, h),
+        "embeddings.LayerNorm.weight": (h,),
+        "embeddings.LayerNorm.bias": (h,),
+    }
+    for n in range(cfg.layers):
+        p = f"encoder.layer.{n}."
+        for part in ("query", "key", "value"):
+            shapes[f"{p}attention.self.{part}.weight"] = (h, h)
+            shapes[f"{p}attention.self.{part}.bias"] = (h,)
+        shapes[f"{p}attention.output.dense.weight"] = (h, h)
+        shapes[f"{p}attention.output.dense.bias"] = (h,)
+        shapes[f"{p}attention.output.LayerNorm.weight"] = (h,)
+        shapes[f"{p}attention.output.LayerNorm.bias"] = (h,)
+        shapes[f"{p}intermediate.dense.weight"] = (i, h)
+        shapes[f"{p}intermediate.dense.bias"] = (i,)
+        shapes[f"{p}output.dense.weight"] = (h, i)
+        shapes[f"{p}output.dense.bias"] = (h,)
+        shapes[f"{p}output.LayerNorm.weight"] = (h,)
+        shapes[f"{p}output.LayerNorm.bias"] = (h,)
+    return shapes
+
+
+def _strip_prefix(weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    # Checkpoints saved from BertForX carry a "bert." prefix; sentence-transformers' do not.
+    return {k.removeprefix("bert."): v for k, v in weights.items()}
+
+
+class _GraphBuilder:
+    """Writes initializers straight into the ModelProto: make_graph/make_model would copy 90 MB twice."""
+
+    def __init__(self) -> None:
+        import numpy as np
+        from onnx import ModelProto, NodeProto
+
+        self._np = np
+        self.model = ModelProto()
+        self.nodes: list[NodeProto] = []
+        self._count = 0
+
+    def tensor(self, name: str, array: np.ndarray) -> str:
+        from onnx import helper
+
+        array = self._np.ascontiguousarray(array)
+        proto = self.model.graph.initializer.add()
+        proto.name = name
+        proto.data_type = helper.np_dtype_to_tensor_dtype(array.dtype)
+        proto.dims.extend(array.shape)
+        # ONNX raw_data is little-endian whatever the host.
+        proto.raw_data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        return name
+
+    def scalar(self, name: str, value: float) -> str:
+        return self.tensor(name, self._np.array(value, dtype=self._np.float32))
+
+    def ints(self, name: str, values: list[int]) -> str:
+        return self.tensor(name, self._np.array(values, dtype=self._np.int64))
+
+    def op(self, op_type: str, inputs: list[str], name: str | None = None, **attrs: Any) -> str:
+        from onnx import helper
+
+        self._count += 1
+        out = name or f"{op_type.lower()}_{self._count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"{op_type}_{self._count}", **attrs))
+        return out
+
+    def linear(self, x: str, weight: np.ndarray, bias: np.ndarray, prefix: str) -> str:
+        # torch Linear stores (out, in); MatMul wants (in, out).
+        w = self.tensor(f"{prefix}.weight_t", weight.T)
+        b = self.tensor(f"{prefix}.bias", bias)
+        return self.op("Add", [self.op("MatMul", [x, w]), b])
+
+    def layer_norm(self, x: str, weight: np.ndarray, bias: np.ndarray, prefix: str, eps: float) -> str:
+        w = self.tensor(f"{prefix}.weight", weight)
+        b = self.tensor(f"{prefix}.bias", bias)
+        return self.op("LayerNormalization", [x, w, b], axis=-1, epsilon=eps)
+
+
+def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+    """Return the encoder as an ONNX model; raises ValueError if config and weights disagree."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    cfg = BertConfig(raw_config)
+    w = _strip_prefix(weights)
+    for key, shape in _expected_shapes(cfg).items():
+        if key not in w:
+            raise ValueError(f"weight {key} is missing")
+        if tuple(w[key].shape) != shape:
+            raise ValueError(f"weight {key} has shape {tuple(w[key].shape)}, config says {shape}")
+    f32 = {k: np.asarray(v, dtype=np.float32) for k, v in w.items() if v.dtype.kind == "f"}
+
+    g = _GraphBuilder()
+    half = g.scalar("const.half", 0.5)
+    one = g.scalar("const.one", 1.0)
+    sqrt2 = g.scalar("const.sqrt2", math.sqrt(2.0))
+    scale = g.scalar("const.attention_scale", 1.0 / math.sqrt(cfg.head_dim))
+    # Same masking value as transformers: the most negative float32, so masked keys get exactly zero weight.
+    mask_fill = g.scalar("const.mask_fill", float(np.finfo(np.float32).min))
+    split_heads = g.ints("const.split_heads_shape", [0, 0, cfg.heads, cfg.head_dim])
+    merge_heads = g.ints("const.merge_heads_shape", [0, 0, cfg.hidden])
+    mask_axes = g.ints("const.mask_axes", [1, 2])
+    zero = g.ints("const.zero", [0])
+
+    # Embeddings: positions are 0..seq-1, taken as a slice of the table so any length up to max works.
+    seq_len = g.op("Shape", ["input_ids"], start=1, end=2)
+    positions = g.op(
+        "Slice",
+        [g.tensor("embeddings.position", f32["embeddings.position_embeddings.weight"]), zero, seq_len, zero],
+    )
+    words = g.op(
+        "Gather", [g.tensor("embeddings.word", f32["embeddings.word_embeddings.weight"]), "input_ids"]
+    )
+    types = g.op(
+        "Gather",
+        [g.tensor("embeddings.token_type", f32["embeddings.token_type_embeddings.weight"]), "token_type_ids"],
+    )
+    x = g.op("Add", [g.op("Add", [words, types]), positions])
+    x = g.layer_norm(
+        x,
+        f32["embeddings.LayerNorm.weight"],
+        f32["embeddings.LayerNorm.bias"],
+        "embeddings.LayerNorm",
+        cfg.eps,
+    )
+
+    # Additive attention bias (batch, 1, 1, seq): 0 for real tokens, float32 min for padding.
+    mask = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), mask_axes])
+    mask_bias = g.op("Mul", [g.op("Sub", [one, mask]), mask_fill])
+
+    for n in range(cfg.layers):
+        p = f"encoder.layer.{n}."
+
+        def heads(name: str, perm: list[int], p: str = p, x: str = x) -> str:
+            proj = g.linear(
+                x,
+                f32[f"{p}attention.self.{name}.weight"],
+                f32[f"{p}attention.self.{name}.bias"],
+                f"{p}attention.self.{name}",
+            )
+            return g.op("Transpose", [g.op("Reshape", [proj, split_heads])], perm=perm)
+
+        q = heads("query", [0, 2, 1, 3])
+        k = heads("key", [0, 2, 3, 1])
+        v = heads("value", [0, 2, 1, 3])
+        scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), scale]), mask_bias])
+        context = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
+        context = g.op("Reshape", [g.op("Transpose", [context], perm=[0, 2, 1, 3]), merge_heads])
+        attn = g.linear(
+            context,
+            f32[f"{p}attention.output.dense.weight"],
+            f32[f"{p}attention.output.dense.bias"],
+            f"{p}attention.output.dense",
+        )
+        x = g.layer_norm(
+            g.op("Add", [attn, x]),
+            f32[f"{p}attention.output.LayerNorm.weight"],
+            f32[f"{p}attention.output.LayerNorm.bias"],
+            f"{p}attention.output.LayerNorm",
+            cfg.eps,
+        )
+
+        inner = g.linear(
+            x,
+            f32[f"{p}intermediate.dense.weight"],
+            f32[f"{p}intermediate.dense.bias"],
+            f"{p}intermediate.dense",
+        )
+        # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))), in the order onnxruntime's GeluFusion matches.
+        erf = g.op("Erf", [g.op("Div", [inner, sqrt2])])
+        gelu = g.op("Mul", [g.op("Mul", [inner, g.op("Add", [erf, one])]), half])
+        out = g.linear(gelu, f32[f"{p}output.dense.weight"], f32[f"{p}output.dense.bias"], f"{p}output.dense")
+        last = n == cfg.layers - 1
+        x = g.op(
+            "LayerNormalization",
+            [
+                g.op("Add", [out, x]),
+                g.tensor(f"{p}output.LayerNorm.weight", f32[f"{p}output.LayerNorm.weight"]),
+                g.tensor(f"{p}output.LayerNorm.bias", f32[f"{p}output.LayerNorm.bias"]),
+            ],
+            name=OUTPUT_NAME if last else None,
+            axis=-1,
+            epsilon=cfg.eps,
+        )
+
+    if cfg.layers == 0:
+        x = g.op("Identity", [x], name=OUTPUT_NAME)
+
+    batch_seq = ["batch_size", "sequence_length"]
+    model = g.model
+    model.ir_version = IR_VERSION
+    model.producer_name = "hallouminate"
+    model.doc_string = "BERT encoder built from safetensors weights; output is last_hidden_state."
+    model.opset_import.append(helper.make_opsetid("", OPSET))
+    graph = model.graph
+    graph.name = "bert_encoder"
+    graph.node.extend(g.nodes)
+    graph.input.extend(
+        helper.make_tensor_value_info(name, TensorProto.INT64, batch_seq) for name in INPUT_NAMES
+    )
+    graph.output.append(
+        helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [*batch_seq, cfg.hidden])
+    )
+    return model
+
+
+def build_onnx_from_safetensors(safetensors_path: Path, config_path: Path, out_path: Path) -> str:
+    """Read config.json and the weights, build the graph, check it, write it; return its sha256."""
+    import onnx
+    from safetensors.numpy import load_file
+
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    model = build_bert_graph(config, load_file(str(safetensors_path)))
+    # Serialised once and checked as bytes: checking the proto would serialise all 90 MB again.
+    data = model.SerializeToString()
+    onnx.checker.check_model(data)
+    out_path.write_bytes(data)
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,62 @@
+"""Length-prefixed msgpack frames."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any
+
+import msgpack
+
+from hallouminate.errors import InvalidParams
+
+HEADER = struct.Struct(">I")
+# Requests and answers above this size are refused: it bounds what a peer can make the other side buffer.
+MAX_FRAME = 4 * 1024 * 1024
+
+
+class FrameError(InvalidParams):
+    """A frame that cannot be decoded (the stream itself is still in sync)."""
+
+
+class FrameTooLarge(InvalidParams):
+    """A frame whose declared length exceeds MAX_FRAME (the stream cannot be resynchronised)."""
+
+
+def encode_frame(message: dict[str, Any], *, limit: int = MAX_FRAME) -> bytes:
+    body = msgpack.packb(message, use_bin_type=True)
+    if len(body) > limit:
+        raise FrameTooLarge(
+            f"message of {len(body)} bytes exceeds the {limit}-byte frame limit",
+            {"limit": limit, "size": len(body)},
+        )
+    return HEADER.pack(len(body)) + body
+
+
+async def read_frame(reader: asyncio.StreamReader, *, limit: int = MAX_FRAME) -> bytes | None:
+    """Read one frame body; ``None`` on a clean end of stream between frames.
+
+    Raises ``FrameTooLarge`` before reading the body of an oversized frame, and
+    ``asyncio.IncompleteReadError`` when the peer hangs up mid-frame.
+    """
+    try:
+        header = await reader.readexactly(HEADER.size)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            return None
+        raise
+    (length,) = HEADER.unpack(header)
+    if length > limit:
+        raise FrameTooLarge(
+            f"frame of {length} bytes exceeds the {limit}-byte limit; split the request",
+            {"limit": limit, "size": length},
+        )
+    return await reader.readexactly(length)
+
+
+def decode_body(body: bytes) -> Any:
+    try:
+        # Sizes are bounded by the frame (MAX_FRAME); int map keys are refused.
+        return msgpack.unpackb(body, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises several unrelated exception types
+        raise FrameError(f"frame body is not valid msgpack: {exc}") from None

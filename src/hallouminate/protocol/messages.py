@@ -1,0 +1,83 @@
+"""Request, answer and event messages, and the checks every request passes before dispatch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallouminate.errors import HallouminateError, InvalidParams
+
+PROTOCOL_VERSION = 1
+ERROR_KINDS = ("invalid_params", "internal", "retryable")
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int | str
+    op: str
+    cwd: str | None
+    args: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+
+
+def request_message(
+    id: int | str, op: str, cwd: str | None, args: dict[str, Any] | None = None, *, stream: bool = False
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": id, "op": op, "cwd": cwd, "args": args or {}}
+    if stream:
+        message["stream"] = True
+    return message
+
+
+def ok_response(id: Any, result: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "id": id, "ok": True, "result": result}
+
+
+def error_response(id: Any, error: HallouminateError) -> dict[str, Any]:
+    return {
+        "v": PROTOCOL_VERSION,
+        "id": id,
+        "ok": False,
+        "error": {"kind": error.kind, "message": error.message, "data": error.data},
+    }
+
+
+def event_message(id: Any, event: str, data: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "id": id, "event": event, "data": data}
+
+
+def request_id_of(message: Any) -> Any:
+    """The id to answer with, even for a malformed request (``None`` when there is none usable)."""
+    if isinstance(message, dict):
+        rid = message.get("id")
+        if isinstance(rid, (int, str)) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+def parse_request(message: Any) -> Request:
+    """Check the envelope of a decoded request; raise ``InvalidParams`` naming the first problem."""
+    if not isinstance(message, dict):
+        raise InvalidParams(f"a request must be a msgpack map, got {type(message).__name__}")
+    missing = [key for key in ("v", "id", "op", "cwd", "args") if key not in message]
+    if missing:
+        raise InvalidParams(
+            f"request is missing field(s) {', '.join(missing)}; expected {{v, id, op, cwd, args}}",
+            {"missing": missing},
+        )
+    if message["v"] != PROTOCOL_VERSION:
+        raise InvalidParams(
+            f"protocol version {message['v']!r} is not supported (this daemon speaks {PROTOCOL_VERSION})",
+            {"supported": PROTOCOL_VERSION},
+        )
+    rid = request_id_of(message)
+    if rid is None:
+        raise InvalidParams("request field 'id' must be an integer or a string")
+    op, cwd, args = message["op"], message["cwd"], message["args"]
+    if not isinstance(op, str) or not op:
+        raise InvalidParams("request field 'op' must be a non-empty string")
+    if cwd is not None and not isinstance(cwd, str):
+        raise InvalidParams("request field 'cwd' must be a string or nil")
+    if not isinstance(args, dict):
+        raise InvalidParams("request field 'args' must be a map")
+    return Request(id=rid, op=op, cwd=cwd, args=args, stream=message.get("stream") is True)

@@ -1,0 +1,151 @@
+"""The MCP server: list the tools, check each call, forward it to the daemon, render the answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from mcp import MCPError
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+from hallouminate import __version__
+from hallouminate.client import DaemonConnection, DaemonUnavailable, connect_or_spawn
+from hallouminate.errors import HallouminateError, Internal
+from hallouminate.protocol.cwd import canonical_cwd
+from hallouminate.protocol.validation import validate_args
+from hallouminate.render import render_ground, render_index
+from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.tools import TOOLS, ToolSpec
+
+log = logging.getLogger("hallouminate.shim")
+
+INSTRUCTIONS = """\
+hallouminate serves this repository's written knowledge: the Markdown pages of its wiki \
+(.hallouminate/wiki by default) and any other configured document corpora, indexed for hybrid \
+semantic + keyword search.
+
+Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
+conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
+Use `index` after files were edited outside hallouminate.
+
+Every call needs `cwd`: the absolute path of the checkout you are working in. It selects the repository, \
+its configuration and its wiki.
+
+What it is not: it keeps no conversation memory (nothing you say is stored unless written as a page), \
+and it has no code intelligence (it does not parse, search or understand source code; use your code \
+tools for that). When it finds nothing relevant, say the knowledge base is silent rather than guessing.
+"""
+
+RENDERERS = {"ground": render_ground, "index": render_index}
+
+
+class DaemonLink:
+    """The shim's one connection to the daemon, re-established (and the daemon respawned) on demand."""
+
+    def __init__(self, socket: Path | None = None) -> None:
+        self.socket = socket
+        self._conn: DaemonConnection | None = None
+        self._lock = asyncio.Lock()
+
+    async def connection(self) -> DaemonConnection:
+        async with self._lock:
+            if self._conn is None or self._conn.closed:
+                if self._conn is not None:
+                    await self._conn.close()
+                self._conn = None
+                self._conn = await connect_or_spawn(self.socket)
+            return self._conn
+
+    async def call(self, spec: ToolSpec, cwd: str, args: dict[str, Any]) -> Any:
+        for attempt in (1, 2):
+            conn = await self.connection()
+            try:
+                return await conn.call(spec.op, cwd, args)
+            except DaemonUnavailable:
+                # The daemon died under us (kill -9, crash): an idempotent call is sent once more to
+                # a fresh daemon.
+                if attempt == 2 or not spec.idempotent:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+
+
+def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
+    link = DaemonLink(socket)
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(
+            tools=[
+                Tool(
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=spec.input_schema,
+                    output_schema=spec.output_schema,
+                    annotations=ToolAnnotations(
+                        read_only_hint=spec.read_only,
+                        destructive_hint=False,
+                        idempotent_hint=spec.idempotent,
+                        open_world_hint=False,
+                    ),
+                )
+                for spec in TOOLS.values()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        spec = TOOLS.get(params.name)
+        if spec is None:
+            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}")
+        arguments = dict(params.arguments or {})
+        try:
+            validate_args(spec.input_schema, arguments, f"{spec.name} arguments")
+            # cwd is checked and canonicalised here, before anything is sent to the daemon.
+            cwd = str(canonical_cwd(arguments.pop("cwd", None)))
+            result = await link.call(spec, cwd, arguments)
+        except HallouminateError as exc:
+            raise to_mcp_error(exc) from None
+        except MCPError:
+            raise
+        except Exception as exc:  # never a raw traceback or JSON-RPC code 0
+            log.exception("tool %s failed", params.name)
+            raise to_mcp_error(
+                Internal(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
+            ) from None
+        if not isinstance(result, dict):
+            raise MCPError(INTERNAL_ERROR, f"the daemon returned a malformed {spec.name} result")
+        text = RENDERERS[spec.op](result)
+        return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
+
+    server: Server[Any] = Server(
+        "hallouminate",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    return server, link
+
+
+async def serve(socket: Path | None = None) -> None:
+    server, link = build_server(socket)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await link.close()

@@ -1,0 +1,65 @@
+"""The MCP tools: names, descriptions, schemas and annotations, each mapped to a daemon operation."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from hallouminate.protocol.schemas import ARGS, RESULTS
+
+CWD_PROP: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Absolute path of the active checkout (the agent's working directory). Required.",
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    op: str
+    description: str
+    read_only: bool
+    idempotent: bool = True
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        schema = copy.deepcopy(ARGS[self.op])
+        schema["properties"] = {"cwd": CWD_PROP, **schema["properties"]}
+        schema["required"] = ["cwd", *schema.get("required", [])]
+        return schema
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        return RESULTS.get(self.op)
+
+
+TOOLS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            name="ground",
+            op="ground",
+            description=(
+                "Search the repository's written knowledge (its Markdown wiki and configured corpora) and "
+                "get the best files with their most relevant sections, line ranges and snippets. Hybrid "
+                "ranking: semantic vectors and BM25 keywords fused by reciprocal rank. With no `corpus` it "
+                "searches every corpus, the wiki of the repository containing `cwd` first on ties; pass "
+                "`corpus` to pin one. Returns a ripgrep-style outline and the full result as structured "
+                "content."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="index",
+            op="index",
+            description=(
+                "(Re)build the search index for one corpus, or every corpus configured for `cwd` when "
+                "`corpus` is omitted. Incremental: unchanged files are not re-read. Use it after files "
+                "were changed outside hallouminate; reports counters per corpus."
+            ),
+            read_only=False,
+        ),
+    )
+}

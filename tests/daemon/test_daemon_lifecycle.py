@@ -1,0 +1,146 @@
+"""Spawning, replacing, idling out and draining: the daemon's life as clients see it."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+
+import pytest
+
+from conftest import Sandbox, kill_daemon_of, pid_alive
+from hallouminate import __version__
+from hallouminate.client import connect_or_spawn, stop_daemon
+from hallouminate.errors import Internal
+
+
+async def test_a_client_spawns_the_daemon_when_none_answers(sandbox: Sandbox) -> None:
+    assert not sandbox.socket.exists()
+    conn = await connect_or_spawn()
+    try:
+        info = await conn.call("ping")
+    finally:
+        await conn.close()
+    assert info["version"] == __version__
+    assert pid_alive(info["pid"])
+
+
+async def test_a_daemon_of_another_version_is_stopped_and_replaced(sandbox: Sandbox) -> None:
+    old = sandbox.start_daemon({"HALLOUMINATE_TEST_FAKE_VERSION": "0.0.1-old"})
+    conn = await connect_or_spawn()
+    try:
+        info = await conn.call("ping")
+    finally:
+        await conn.close()
+    assert info["version"] == __version__
+    assert info["pid"] != old.pid
+    assert old.wait(timeout=30) == 0  # it drained and exited cleanly
+
+
+async def test_clients_racing_to_spawn_end_with_one_daemon(sandbox: Sandbox) -> None:
+    conns = await asyncio.gather(*(connect_or_spawn() for _ in range(4)))
+    try:
+        pids = {(await conn.call("ping"))["pid"] for conn in conns}
+    finally:
+        for conn in conns:
+            await conn.close()
+    assert len(pids) == 1
+
+
+async def test_idle_exit_removes_the_socket_and_the_next_client_respawns(sandbox: Sandbox) -> None:
+    sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 1\n")
+    proc = sandbox.start_daemon()
+    assert proc.wait(timeout=30) == 0
+    assert not sandbox.socket.exists()
+    conn = await connect_or_spawn()
+    try:
+        assert (await conn.call("ping"))["pid"] != proc.pid
+    finally:
+        await conn.close()
+
+
+async def test_an_open_connection_keeps_the_daemon_from_idling_out(sandbox: Sandbox) -> None:
+    sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 1\n")
+    proc = sandbox.start_daemon()
+    conn = await connect_or_spawn(spawn=False)
+    try:
+        await asyncio.sleep(2.0)
+        assert proc.poll() is None
+        assert (await conn.call("ping"))["pid"] == proc.pid
+    finally:
+        await conn.close()
+    assert proc.wait(timeout=30) == 0
+
+
+async def test_sigterm_drains_an_in_flight_index_before_exiting(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    proc = sandbox.start_daemon()
+    conn = await connect_or_spawn(spawn=False)
+    try:
+        pending = asyncio.ensure_future(conn.call("index", str(repo), {}))
+        await asyncio.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        result = await asyncio.wait_for(pending, 120)
+    finally:
+        await conn.close()
+    assert result["corpora"][0]["corpus"] == "repo:sample:wiki"
+    assert proc.wait(timeout=60) == 0
+    assert not sandbox.socket.exists()
+
+
+async def test_ping_answers_while_a_long_index_runs(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    # Enough extra pages that indexing takes a while on two cores.
+    for i in range(60):
+        (repo / ".hallouminate" / "wiki" / f"extra-{i:03d}.md").write_text(
+            f"# Extra page {i}\n\n" + " ".join(f"Sentence {j} about topic {i}." for j in range(120)) + "\n"
+        )
+    sandbox.start_daemon()
+    conn = await connect_or_spawn(spawn=False)
+    try:
+        index = asyncio.ensure_future(conn.call("index", str(repo), {}))
+        await asyncio.sleep(0.5)
+        worst = 0.0
+        while not index.done():
+            started = time.perf_counter()
+            await conn.call("ping")
+            worst = max(worst, time.perf_counter() - started)
+            await asyncio.sleep(0.05)
+        await index
+    finally:
+        await conn.close()
+    # Generous: the loop must not be blocked for the length of the index (many seconds).
+    assert worst < 1.0, f"ping waited {worst:.2f} s during index"
+
+
+async def test_stop_daemon_says_whether_one_was_running(sandbox: Sandbox) -> None:
+    assert await stop_daemon() is False
+    proc = sandbox.start_daemon()
+    assert await stop_daemon() is True
+    assert proc.wait(timeout=30) == 0
+
+
+async def test_a_missing_model_is_a_clear_error_naming_the_fix(sandbox: Sandbox) -> None:
+    sandbox.write_config(f'[embeddings]\ncache_dir = "{sandbox.root / "no-model"}"\n')
+    repo = sandbox.make_repo()
+    sandbox.start_daemon()
+    conn = await connect_or_spawn(spawn=False)
+    try:
+        with pytest.raises(Internal, match="hallouminate model install"):
+            await conn.call("ground", str(repo), {"query": "anything"})
+        assert (await conn.call("ping"))["version"] == __version__
+    finally:
+        await conn.close()
+
+
+async def test_kill_9_then_the_next_call_respawns(sandbox: Sandbox) -> None:
+    sandbox.start_daemon()
+    first = sandbox.daemon_pid()
+    kill_daemon_of(sandbox, signal.SIGKILL)
+    assert first is not None and not pid_alive(first)
+    assert sandbox.socket.exists()  # the dead daemon's socket is left behind
+    conn = await connect_or_spawn()
+    try:
+        assert (await conn.call("ping"))["pid"] != first
+    finally:
+        await conn.close()
