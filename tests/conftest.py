@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,17 +33,6 @@ def model_cache() -> Path:
 
 
 # -- isolation -----------------------------------------------------------------------------------------
-import contextlib
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_WIKI = REPO_ROOT / ".hallouminate" / "wiki"
 
@@ -56,9 +55,7 @@ class Sandbox:
         """A repository whose wiki is a copy of the sample wiki (or empty)."""
         repo = self.root / name
         (repo / ".hallouminate").mkdir(parents=True)
-        (repo / ".hallouminate" / "config.toml").write_text(
-            f'[[repository]]\nname = "{name}"\npath = "."\n'
-        )
+        (repo / ".hallouminate" / "config.toml").write_text(f'[[repository]]\nname = "{name}"\npath = "."\n')
         if wiki is not None:
             shutil.copytree(wiki, repo / ".hallouminate" / "wiki")
         else:
@@ -107,9 +104,8 @@ def pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     # A zombie still answers kill(0); treat it as dead.
-    with contextlib.suppress(OSError):
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as f:
+        return f.read().split(") ", 1)[1][0] != "Z"
     return True
 
 
@@ -127,9 +123,7 @@ def kill_daemon_of(sandbox: Sandbox, sig: int = signal.SIGTERM) -> None:
 def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     # Short root under /tmp: Unix socket paths are limited to ~107 bytes.
     root = Path(tempfile.mkdtemp(prefix="hm-", dir="/tmp"))
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
     env.update(
         {
             "HOME": str(root / "home"),

@@ -95,7 +95,9 @@ def test_oversized_frame_gets_invalid_params_then_hang_up_and_daemon_lives(daemo
         ("just a string", "must be a msgpack map"),
     ],
 )
-def test_bad_requests_are_answered_with_invalid_params(daemon: Sandbox, message: object, fragment: str) -> None:
+def test_bad_requests_are_answered_with_invalid_params(
+    daemon: Sandbox, message: object, fragment: str
+) -> None:
     client = RawClient(str(daemon.socket))
     client.send(message)
     answer = client.recv()
@@ -142,7 +144,8 @@ def test_a_connection_from_another_uid_is_refused(daemon: Sandbox) -> None:
     if os.getuid() != 0:
         pytest.skip("needs root to connect as another uid")  # CI and this machine run as root
     # Open the doors so the kernel lets the other user connect; the peer-credential check must still refuse.
-    os.chmod(daemon.socket.parent, 0o755)
+    os.chmod(daemon.root, 0o711)
+    os.chmod(daemon.socket.parent, 0o711)
     os.chmod(daemon.socket, 0o666)
     code = (
         "import os, socket, struct, msgpack, sys\n"
@@ -166,7 +169,11 @@ def test_shared_socket_directory_is_refused(sandbox: Sandbox) -> None:
     os.chmod(shared, 0o1777)
     env = {**sandbox.env, "HALLOUMINATE_SOCKET": str(shared / "d.sock")}
     out = subprocess.run(
-        [sys.executable, "-m", "hallouminate", "daemon", "run"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "hallouminate", "daemon", "run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 1 and "shared" in out.stdout
 

@@ -62,6 +62,8 @@ class Runtime:
     def start_background_load(self) -> None:
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
+        # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
+        self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
 
     async def _ensure_loaded(self) -> None:
         if self._indexer is not None:

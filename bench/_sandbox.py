@@ -1,0 +1,71 @@
+"""A private world for a benchmark run: XDG dirs in a temp dir, the real model, a copy of a wiki."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from hallouminate import xdg
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_WIKI = REPO_ROOT / ".hallouminate" / "wiki"
+OUT = REPO_ROOT / "bench" / "out"
+
+
+@dataclass
+class BenchWorld:
+    root: Path
+    env: dict[str, str]
+    repo: Path
+    model_cache: Path
+
+
+@contextmanager
+def bench_world(wiki: Path = SAMPLE_WIKI, name: str = "sample") -> Iterator[BenchWorld]:
+    model_cache = xdg.default_model_cache()  # resolved before the XDG variables move
+    root = Path(tempfile.mkdtemp(prefix="hmb-", dir="/tmp"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
+    env.update(
+        {
+            "XDG_CONFIG_HOME": str(root / "config"),
+            "XDG_CACHE_HOME": str(root / "cache"),
+            "XDG_STATE_HOME": str(root / "state"),
+            "XDG_DATA_HOME": str(root / "data"),
+            "HALLOUMINATE_SOCKET": str(root / "run" / "d.sock"),
+        }
+    )
+    (root / "config" / "hallouminate").mkdir(parents=True)
+    (root / "config" / "hallouminate" / "config.toml").write_text(
+        f'[embeddings]\ncache_dir = "{model_cache}"\n'
+    )
+    repo = root / name
+    (repo / ".hallouminate").mkdir(parents=True)
+    (repo / ".hallouminate" / "config.toml").write_text(f'[[repository]]\nname = "{name}"\npath = "."\n')
+    shutil.copytree(wiki, repo / ".hallouminate" / "wiki")
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield BenchWorld(root=root, env=env, repo=repo, model_cache=model_cache)
+    finally:
+        import asyncio
+
+        from hallouminate.client import stop_daemon
+
+        asyncio.run(stop_daemon())
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[rank]

@@ -1,0 +1,128 @@
+"""Foundation figures on the sample wiki, in one run:
+
+- shim spawn-to-initialized time (`hallouminate serve` as a subprocess, real MCP client over stdio);
+- `ground` round trip through MCP, p50/p95;
+- the bare query-embedding time (the model called in-process), for comparison.
+
+Usage: .venv/bin/python bench/foundation.py [--rounds 200] [--spawns 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _sandbox import OUT, REPO_ROOT, bench_world, percentile
+
+QUESTIONS = [q["query"] for q in json.loads((REPO_ROOT / "tests/fixtures/sample_questions.json").read_text())]
+
+
+def serve_command() -> tuple[str, list[str]]:
+    script = shutil.which("hallouminate", path=str(Path(sys.executable).parent))
+    return (script, ["serve"]) if script else (sys.executable, ["-m", "hallouminate", "serve"])
+
+
+async def spawn_to_initialized(env: dict[str, str], spawns: int) -> list[float]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    command, args = serve_command()
+    times = []
+    for _ in range(spawns):
+        params = StdioServerParameters(command=command, args=args, env=env)
+        started = time.perf_counter()
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            times.append(time.perf_counter() - started)
+    return times
+
+
+async def ground_round_trips(env: dict[str, str], repo: Path, rounds: int) -> list[float]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    command, args = serve_command()
+    params = StdioServerParameters(command=command, args=args, env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.call_tool("index", {"cwd": str(repo)})
+        for query in QUESTIONS:  # warm-up: daemon caches, model, store
+            await session.call_tool("ground", {"cwd": str(repo), "query": query})
+        times = []
+        for i in range(rounds):
+            query = QUESTIONS[i % len(QUESTIONS)]
+            started = time.perf_counter()
+            result = await session.call_tool("ground", {"cwd": str(repo), "query": query})
+            times.append(time.perf_counter() - started)
+            assert result.structured_content["docs"], query
+    return times
+
+
+def bare_query_embedding(model_cache: Path, rounds: int) -> list[float]:
+    from hallouminate.embedding import Embedder
+
+    embedder = Embedder(model_cache)
+    for query in QUESTIONS:
+        embedder.embed_query(query)
+    times = []
+    for i in range(rounds):
+        started = time.perf_counter()
+        embedder.embed_query(QUESTIONS[i % len(QUESTIONS)])
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--spawns", type=int, default=10)
+    opts = parser.parse_args()
+    with bench_world() as world:
+        # The first shim spawns the daemon; spawn timing below measures the shim alone (daemon up).
+        ground = asyncio.run(ground_round_trips(world.env, world.repo, opts.rounds))
+        spawn = asyncio.run(spawn_to_initialized(world.env, opts.spawns))
+        embed = bare_query_embedding(world.model_cache, opts.rounds)
+    ms = 1000.0
+    figures = {
+        "shim_spawn_to_initialized_s": {
+            "median": statistics.median(spawn),
+            "max": max(spawn),
+            "n": len(spawn),
+            "target": 0.8,
+        },
+        "ground_mcp_ms": {
+            "p50": percentile(ground, 50) * ms,
+            "p95": percentile(ground, 95) * ms,
+            "n": len(ground),
+            "target_p50": 25.0,
+        },
+        "bare_query_embedding_ms": {"p50": percentile(embed, 50) * ms, "p95": percentile(embed, 95) * ms},
+    }
+    print("hallouminate foundation bench (sample wiki, 2 cores)")
+    print(
+        f"  shim spawn -> initialized : median {figures['shim_spawn_to_initialized_s']['median']:.3f} s, "
+        f"max {figures['shim_spawn_to_initialized_s']['max']:.3f} s over {len(spawn)} spawns  (target <= 0.8 s)"
+    )
+    print(
+        f"  ground via MCP round trip : p50 {figures['ground_mcp_ms']['p50']:.1f} ms, "
+        f"p95 {figures['ground_mcp_ms']['p95']:.1f} ms over {len(ground)} calls  (target p50 <= 25 ms)"
+    )
+    print(
+        f"  bare query embedding      : p50 {figures['bare_query_embedding_ms']['p50']:.1f} ms, "
+        f"p95 {figures['bare_query_embedding_ms']['p95']:.1f} ms"
+    )
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "foundation.json").write_text(json.dumps(figures, indent=2))
+    print(f"  raw figures: {OUT / 'foundation.json'}")
+
+
+if __name__ == "__main__":
+    main()

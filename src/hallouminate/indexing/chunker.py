@@ -1,0 +1,243 @@
+"""Split a Markdown page into heading-scoped chunks that fit the embedding model (domain; pure).
+
+A chunk is a run of the file's own lines: its ``text`` is the verbatim slice between ``line_start`` and
+``line_end`` (1-based, YAML frontmatter counted), used for snippets and BM25. What gets embedded is
+``embed_text``: the heading breadcrumb ("Title > Section") then the body, so headings steer retrieval of
+every chunk beneath them. The token budget applies to ``embed_text``.
+
+Splitting: at H1/H2/H3 first; a section over budget splits at block boundaries (paragraphs, list items,
+table rows, fences), an oversize block at sentence ends (prose) or lines, then words, then characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from hallouminate.indexing.markdown_tree import Block, parse_blocks
+
+SUMMARY_CHARS = 280
+BREADCRUMB_SEP = " > "
+_SECTION_LEVELS = (1, 2, 3)
+# Leaf blocks whose text is prose and may be split at sentence ends.
+_PROSE = frozenset({"paragraph", "heading"})
+# Whitespace after sentence-ending punctuation (optionally closed by a quote or bracket).
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?;])|(?<=[.!?;][\"')\]]))\s+(?=\S)")
+_LINE_END = re.compile(r"\n+")
+_WORD = re.compile(r"\S+")
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)+")
+
+Span = tuple[int, int]  # [start, end) character offsets into the normalised source
+
+
+@dataclass(frozen=True)
+class Chunk:
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    text: str
+    # What the embedder sees; built from the breadcrumb and ``text`` when not given.
+    embed_text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.embed_text:
+            object.__setattr__(self, "embed_text", compose_embed_text(self.heading_path, self.text))
+
+
+@dataclass(frozen=True)
+class MarkdownPage:
+    title: str | None
+    summary: str
+    chunks: list[Chunk]
+
+
+def compose_embed_text(heading_path: list[str], body: str) -> str:
+    crumb = BREADCRUMB_SEP.join(heading_path)
+    return f"{crumb}\n\n{body}" if crumb else body
+
+
+def chunk_markdown(text: str, count_tokens: Callable[[str], int], budget: int) -> MarkdownPage:
+    """Chunk ``text``; ``count_tokens(chunk.embed_text) <= budget`` holds for every chunk."""
+    if budget < 1:
+        raise ValueError(f"budget must be positive, got {budget}")
+    return _Chunker(text, count_tokens, budget).page()
+
+
+@dataclass
+class _Section:
+    path: list[str]
+    blocks: list[Block]
+
+    @property
+    def heading_only(self) -> bool:
+        return len(self.blocks) == 1 and self.blocks[0].heading_level is not None
+
+
+class _Chunker:
+    def __init__(self, text: str, count_tokens: Callable[[str], int], budget: int) -> None:
+        # markdown-it normalises CRLF/CR the same way, so its line numbers match these lines.
+        self.src = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.count_tokens = count_tokens
+        self.budget = budget
+        self.line_offsets = [0]
+        for line in self.src.split("\n"):
+            self.line_offsets.append(self.line_offsets[-1] + len(line) + 1)
+        self.blocks = [b for b in parse_blocks(self.src) if b.kind != "front_matter"]
+        self.prefix = ""
+
+    # -- page ----------------------------------------------------------------------------------------
+    def page(self) -> MarkdownPage:
+        title = next((b.plain_text() for b in self.blocks if b.heading_level == 1), None)
+        sections = list(self.sections(title))
+        chunks: list[Chunk] = []
+        for section in sections:
+            if not section.heading_only:
+                chunks.extend(self.chunk_section(section))
+        if not chunks and sections:
+            # A page that is only headings still deserves to be found by its title.
+            chunks.extend(self.chunk_section(sections[0]))
+        return MarkdownPage(title or None, self.summary(title), chunks)
+
+    def sections(self, title: str | None) -> Iterator[_Section]:
+        stack: list[tuple[int, str]] = []
+        current = _Section([title] if title else [], [])
+        for block in self.blocks:
+            level = block.heading_level
+            if level in _SECTION_LEVELS:
+                if current.blocks:
+                    yield current
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, block.plain_text()))
+                path = [text for _, text in stack]
+                if title and stack[0][0] != 1:
+                    path.insert(0, title)  # sections above the H1 still hang under the page title
+                current = _Section(path, [])
+            current.blocks.append(block)
+        if current.blocks:
+            yield current
+
+    def summary(self, title: str | None) -> str:
+        paragraphs = [b for b in self.blocks if b.kind == "paragraph"]
+        if title:
+            title_at = next(b.start for b in self.blocks if b.heading_level == 1)
+            paragraphs = [b for b in paragraphs if b.start > title_at] or paragraphs
+        first = paragraphs[0].plain_text() if paragraphs else ""
+        text = f"{title} - {first}" if title and first else (first or title or "")
+        if len(text) <= SUMMARY_CHARS:
+            return text
+        cut = text[: SUMMARY_CHARS - 1]
+        if " " in cut[SUMMARY_CHARS // 2 :]:
+            cut = cut.rsplit(" ", 1)[0]
+        return cut.rstrip() + "…"
+
+    # -- sections ------------------------------------------------------------------------------------
+    def chunk_section(self, section: _Section) -> list[Chunk]:
+        self.prefix = self.fit_prefix(section.path)
+        atoms = [atom for block in section.blocks for atom in self.block_atoms(block)]
+        return [chunk for span in self.pack(atoms) if (chunk := self.make_chunk(section.path, span))]
+
+    def fit_prefix(self, path: list[str]) -> str:
+        # A breadcrumb may take at most half the budget; absurdly long headings are dropped from the
+        # embedding (they still appear in heading_path), deepest kept last.
+        for crumbs in (path, path[-1:], []):
+            prefix = BREADCRUMB_SEP.join(crumbs)
+            if not prefix or self.count_tokens(prefix) <= self.budget // 2:
+                return prefix
+        return ""
+
+    def fits(self, span: Span) -> bool:
+        body = self.src[span[0] : span[1]]
+        text = f"{self.prefix}\n\n{body}" if self.prefix else body
+        return self.count_tokens(text) <= self.budget
+
+    def block_span(self, block: Block) -> Span:
+        # End at the end of the block's last line, without its newline.
+        return self.line_offsets[block.start], self.line_offsets[block.end] - 1
+
+    def block_atoms(self, block: Block) -> list[Span]:
+        span = self.block_span(block)
+        if span[1] <= span[0] or self.fits(span):
+            return [span]
+        if block.children:
+            return [atom for child in block.children for atom in self.block_atoms(child)]
+        first = _SENTENCE_END if block.kind in _PROSE else _LINE_END
+        return self.split(span, [first, _LINE_END, _WORD])
+
+    def split(self, span: Span, splitters: list[re.Pattern[str]]) -> list[Span]:
+        """Cut ``span`` into pieces that each fit, trying each splitter in turn."""
+        if self.fits(span):
+            return [span]
+        if not splitters:
+            return self.split_chars(span)
+        pattern, rest = splitters[0], splitters[1:]
+        pieces = list(_pieces(self.src, span, pattern))
+        if len(pieces) <= 1:
+            return self.split(span, rest)
+        return [atom for piece in pieces for atom in self.split(piece, rest)]
+
+    def split_chars(self, span: Span) -> list[Span]:
+        # Last resort (a giant URL or base64 blob): the longest prefix that fits, found by bisection.
+        out: list[Span] = []
+        start, end = span
+        while start < end:
+            lo, hi = start + 1, end
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.fits((start, mid)):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            out.append((start, lo))
+            start = lo
+        return out
+
+    def pack(self, atoms: list[Span]) -> list[Span]:
+        """Greedily merge consecutive atoms (each of which fits) while the merged text still fits."""
+        packed: list[Span] = []
+        current: Span | None = None
+        for atom in atoms:
+            if current is None:
+                current = atom
+            elif self.fits((current[0], atom[1])):
+                current = (current[0], atom[1])
+            else:
+                packed.append(current)
+                current = atom
+        if current is not None:
+            packed.append(current)
+        return packed
+
+    def make_chunk(self, path: list[str], span: Span) -> Chunk | None:
+        start, end = span
+        body = self.src[start:end]
+        lead = _LEADING_BLANK_LINES.match(body)
+        if lead:
+            start += lead.end()
+        body = self.src[start:end].rstrip()
+        if not body.strip():
+            return None
+        end = start + len(body)
+        embed = f"{self.prefix}\n\n{body}" if self.prefix else body
+        return Chunk(list(path), self.line_of(start), self.line_of(end - 1), body, embed)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of a character offset."""
+        return bisect.bisect_right(self.line_offsets, offset)
+
+
+def _pieces(src: str, span: Span, pattern: re.Pattern[str]) -> Iterator[Span]:
+    """The parts of ``span`` between matches of ``pattern`` (the separators themselves dropped)."""
+    start, end = span
+    cursor = start
+    for match in pattern.finditer(src, start, end):
+        if pattern is _WORD:
+            yield match.start(), match.end()
+            continue
+        if match.start() > cursor:
+            yield cursor, match.start()
+        cursor = match.end()
+    if pattern is not _WORD and cursor < end:
+        yield cursor, end

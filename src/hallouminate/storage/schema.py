@@ -1,0 +1,115 @@
+"""The ``chunks`` table: its Arrow schema and how rows are built (the only place that knows columns)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+TABLE = "chunks"
+# Bumped when the columns change: an older table is dropped and rebuilt by the next index run.
+SCHEMA_VERSION = "1"
+META_VERSION = b"hallouminate.schema"
+META_MODEL = b"hallouminate.model"
+
+# Columns returned by searches: everything but the vector.
+RESULT_COLUMNS = [
+    "id",
+    "corpus",
+    "path",
+    "abs_path",
+    "heading_path",
+    "line_start",
+    "line_end",
+    "text",
+    "summary",
+    "content_hash",
+    "file_size",
+    "file_mtime_ns",
+    "indexed_at_ms",
+]
+STATE_COLUMNS = ["path", "file_size", "file_mtime_ns", "content_hash", "indexed_at_ms"]
+
+# What a caller puts in each row of ``Store.replace_files``; the store adds id, corpus, path, ordinal.
+ROW_KEYS = (
+    "abs_path",
+    "heading_path",
+    "line_start",
+    "line_end",
+    "text",
+    "summary",
+    "content_hash",
+    "file_size",
+    "file_mtime_ns",
+    "vector",
+)
+
+
+def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
+    meta = {META_VERSION: SCHEMA_VERSION.encode()}
+    if model_name:
+        meta[META_MODEL] = model_name.encode()
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("corpus", pa.string(), nullable=False),
+            pa.field("path", pa.string(), nullable=False),
+            pa.field("abs_path", pa.string()),
+            pa.field("ordinal", pa.int32()),
+            pa.field("heading_path", pa.list_(pa.string())),
+            pa.field("line_start", pa.int32()),
+            pa.field("line_end", pa.int32()),
+            pa.field("text", pa.string()),
+            pa.field("summary", pa.string()),
+            pa.field("content_hash", pa.string()),
+            pa.field("file_size", pa.int64()),
+            pa.field("file_mtime_ns", pa.int64()),
+            pa.field("indexed_at_ms", pa.int64()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ],
+        metadata=meta,
+    )
+
+
+def row_id(corpus: str, path: str, ordinal: int) -> str:
+    # JSON keeps the three parts unambiguous whatever characters names and paths contain.
+    return json.dumps([corpus, path, ordinal], ensure_ascii=False)
+
+
+def build_table(
+    schema: pa.Schema, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> pa.Table:
+    """Column-wise Arrow table for the rows of ``files`` (path -> rows in chunk order)."""
+    dim = schema.field("vector").type.list_size
+    now_ms = int(time.time() * 1000)
+    cols: dict[str, list[Any]] = {name: [] for name in schema.names if name != "vector"}
+    vectors: list[np.ndarray] = []
+    for path, rows in files.items():
+        for ordinal, row in enumerate(rows):
+            missing = [k for k in ROW_KEYS if k not in row]
+            if missing:
+                raise ValueError(f"row {ordinal} of {path!r} lacks {missing}")
+            cols["id"].append(row_id(corpus, path, ordinal))
+            cols["corpus"].append(corpus)
+            cols["path"].append(path)
+            cols["ordinal"].append(ordinal)
+            cols["indexed_at_ms"].append(int(row.get("indexed_at_ms", now_ms)))
+            for key in ROW_KEYS:
+                if key != "vector":
+                    cols[key].append(row[key])
+            vector = np.asarray(row["vector"], dtype=np.float32).reshape(-1)
+            if vector.shape[0] != dim:
+                raise ValueError(f"row {ordinal} of {path!r}: vector has {vector.shape[0]} dims, want {dim}")
+            vectors.append(vector)
+    flat = np.concatenate(vectors) if vectors else np.empty(0, dtype=np.float32)
+    arrays = [
+        pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim)
+        if name == "vector"
+        else pa.array(cols[name], schema.field(name).type)
+        for name in schema.names
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)

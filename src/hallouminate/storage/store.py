@@ -1,0 +1,246 @@
+"""The LanceDB store: one database directory, one ``chunks`` table, one writer at a time.
+
+Each file's rows are replaced in a single commit (merge_insert keyed on the row id, deleting the file's
+leftover rows in the same operation), so a crash leaves every file either wholly old or wholly new.
+Reads run concurrently with writes: a query sees one committed version.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hallouminate.errors import Internal
+from hallouminate.storage import sql
+from hallouminate.storage.schema import (
+    META_MODEL,
+    META_VERSION,
+    RESULT_COLUMNS,
+    SCHEMA_VERSION,
+    STATE_COLUMNS,
+    TABLE,
+    build_table,
+    chunk_schema,
+)
+
+log = logging.getLogger("hallouminate.storage")
+
+FTS_COLUMN = "text"
+FTS_INDEX = "text_idx"
+# Files per commit: keeps IN-lists short; each file is still replaced atomically.
+FILES_PER_COMMIT = 256
+# Unindexed rows are searched by brute force (~35 us per row for BM25); past these, fold them into the
+# indexes. Every commit also adds a fragment, which slows scans until compaction.
+OPTIMIZE_UNINDEXED_ROWS = 256
+OPTIMIZE_COMMITS = 32
+# Old versions are kept this long after an optimize: long enough for any in-flight read to finish.
+KEEP_VERSIONS = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    content_hash: str
+    indexed_at_ms: int
+
+
+class Store:
+    def __init__(self, path: Path, dim: int, *, model_name: str | None = None) -> None:
+        # The Rust core logs deprecation WARNs on stderr for every projection without _distance.
+        os.environ.setdefault("LANCEDB_LOG", "error")
+        import lancedb
+
+        self.path = path
+        self.dim = dim
+        self._schema = chunk_schema(dim, model_name)
+        self._model_name = model_name
+        self._write_lock = threading.Lock()
+        self._commits_since_optimize = 0
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            self._db = lancedb.connect(str(path))
+            self._table = self._open_table()
+        except OSError as exc:
+            raise Internal(f"cannot open the store at {path}: {exc}") from exc
+
+    # -- opening -------------------------------------------------------------------------------------
+    def _open_table(self) -> Any:
+        try:
+            table = self._db.open_table(TABLE)
+        except (FileNotFoundError, ValueError):
+            table = None
+        if table is not None:
+            problem = self._incompatible(table.schema)
+            if problem is None:
+                self._ensure_fts(table)
+                return table
+            # The store is derived data: rebuild it rather than refuse to start. The next index run
+            # sees no file states and re-embeds everything.
+            log.warning("dropping the chunks table at %s: %s; re-index to rebuild it", self.path, problem)
+            self._db.drop_table(TABLE)
+        table = self._db.create_table(TABLE, schema=self._schema)
+        self._ensure_fts(table)
+        return table
+
+    def _incompatible(self, schema: pa.Schema) -> str | None:
+        meta = schema.metadata or {}
+        version = meta.get(META_VERSION, b"").decode()
+        if version != SCHEMA_VERSION:
+            return f"schema version {version or 'unknown'} is not {SCHEMA_VERSION}"
+        vector = schema.field("vector").type if "vector" in schema.names else None
+        if not isinstance(vector, pa.FixedSizeListType) or vector.list_size != self.dim:
+            return f"vectors are {vector}, the model makes {self.dim}-d vectors"
+        stored_model = meta.get(META_MODEL, b"").decode()
+        if self._model_name and stored_model and stored_model != self._model_name:
+            return f"vectors were made by {stored_model}, the configured model is {self._model_name}"
+        return None
+
+    def _ensure_fts(self, table: Any) -> None:
+        from lancedb.index import FTS
+
+        if not any(idx.name == FTS_INDEX for idx in table.list_indices()):
+            # with_position: phrase queries need token positions. Stemming, stop words and ASCII folding
+            # are LanceDB's English defaults.
+            table.create_index(FTS_COLUMN, config=FTS(with_position=True), name=FTS_INDEX)
+
+    # -- writes --------------------------------------------------------------------------------------
+    def replace_files(self, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+        """Replace all rows of each listed file, each file in one commit; an empty list deletes it."""
+        items = list(files.items())
+        for start in range(0, len(items), FILES_PER_COMMIT):
+            group = dict(items[start : start + FILES_PER_COMMIT])
+            table = build_table(self._schema, corpus, group)
+            predicate = sql.corpus_files(corpus, group)
+            with self._write_lock:
+                try:
+                    if table.num_rows == 0:
+                        self._table.delete(predicate)
+                    else:
+                        (
+                            self._table.merge_insert("id")
+                            .when_matched_update_all()
+                            .when_not_matched_insert_all()
+                            .when_not_matched_by_source_delete(predicate)
+                            .execute(table)
+                        )
+                except Exception as exc:
+                    raise Internal(f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}") from exc
+                self._commits_since_optimize += 1
+
+    def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        for start in range(0, len(paths), FILES_PER_COMMIT):
+            predicate = sql.corpus_files(corpus, paths[start : start + FILES_PER_COMMIT])
+            with self._write_lock:
+                self._table.delete(predicate)
+                self._commits_since_optimize += 1
+
+    def delete_corpus(self, corpus: str) -> None:
+        with self._write_lock:
+            self._table.delete(f"corpus = {sql.literal(corpus)}")
+            self._commits_since_optimize += 1
+
+    def update_stats(self, corpus: str, path: str, size: int, mtime_ns: int) -> None:
+        self.update_stats_many(corpus, {path: (size, mtime_ns)})
+
+    def update_stats_many(self, corpus: str, stats: Mapping[str, tuple[int, int]]) -> None:
+        """Record new size/mtime for files whose content did not change (one commit per group)."""
+        items = list(stats.items())
+        for start in range(0, len(items), FILES_PER_COMMIT):
+            group = items[start : start + FILES_PER_COMMIT]
+            source = pa.table(
+                {
+                    "corpus": pa.array([corpus] * len(group), pa.string()),
+                    "path": pa.array([p for p, _ in group], pa.string()),
+                    "file_size": pa.array([s for _, (s, _) in group], pa.int64()),
+                    "file_mtime_ns": pa.array([m for _, (_, m) in group], pa.int64()),
+                }
+            )
+            with self._write_lock:
+                # A partial-column merge keyed on (corpus, path) updates every chunk row of each file.
+                self._table.merge_insert(["corpus", "path"]).when_matched_update_all().execute(source)
+                self._commits_since_optimize += 1
+
+    # -- maintenance ---------------------------------------------------------------------------------
+    def unindexed_rows(self) -> int:
+        stats = self._table.index_stats(FTS_INDEX)
+        return int(stats.num_unindexed_rows) if stats is not None else 0
+
+    def maybe_optimize(self) -> bool:
+        """Optimize when enough unindexed rows or commits have piled up; True when it ran."""
+        if self.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS and self._commits_since_optimize < OPTIMIZE_COMMITS:
+            return False
+        self.optimize()
+        return True
+
+    def optimize(self) -> None:
+        """Fold new rows into the FTS index, compact small fragments, prune old versions."""
+        with self._write_lock:
+            started = time.perf_counter()
+            self._table.optimize(cleanup_older_than=KEEP_VERSIONS)
+            self._commits_since_optimize = 0
+            log.info("store optimized in %.2f s", time.perf_counter() - started)
+
+    # -- reads ---------------------------------------------------------------------------------------
+    def file_states(self, corpus: str) -> dict[str, FileState]:
+        rows = (
+            self._table.search()
+            .where(f"corpus = {sql.literal(corpus)}")
+            .select(STATE_COLUMNS)
+            .limit(None)
+            .to_arrow()
+        )
+        states: dict[str, FileState] = {}
+        columns = [rows.column(name).to_pylist() for name in STATE_COLUMNS]
+        for path, size, mtime, digest, at in zip(*columns, strict=True):
+            if path not in states:
+                states[path] = FileState(int(size), int(mtime), str(digest), int(at))
+        return states
+
+    def count_rows(self, corpus: str | None = None) -> int:
+        return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))
+
+    def vector_search(self, vector: np.ndarray, corpora: list[str], limit: int) -> list[dict[str, Any]]:
+        """Nearest chunks by cosine distance; each row gains ``score`` = cosine similarity."""
+        if not corpora or limit <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        rows = (
+            self._table.search(query, vector_column_name="vector")
+            .distance_type("cosine")
+            .where(sql.in_list("corpus", corpora), prefilter=True)
+            .select([*RESULT_COLUMNS, "_distance"])
+            .limit(limit)
+            .to_list()
+        )
+        for row in rows:
+            row["score"] = 1.0 - float(row.pop("_distance"))
+        return rows
+
+    def fts_search(self, query: str, corpora: list[str], limit: int) -> list[dict[str, Any]]:
+        """BM25 matches of any of the query's terms; each row gains ``score`` = the BM25 score."""
+        if not corpora or limit <= 0 or not query.strip():
+            return []
+        from lancedb.query import MatchQuery
+
+        rows = (
+            self._table.search(MatchQuery(query, FTS_COLUMN))
+            .where(sql.in_list("corpus", corpora), prefilter=True)
+            .select([*RESULT_COLUMNS, "_score"])
+            .limit(limit)
+            .to_list()
+        )
+        for row in rows:
+            row["score"] = float(row.pop("_score"))
+        return rows

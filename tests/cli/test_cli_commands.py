@@ -1,0 +1,90 @@
+"""The command line as a user runs it: real processes, a real daemon, the sample wiki."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import Sandbox
+
+QUESTION = "How does the MCP shim reach the daemon?"
+
+
+def hm(sandbox: Sandbox, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hallouminate", *args],
+        env=sandbox.env,
+        cwd=cwd or sandbox.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    indexed = hm(sandbox, "index", cwd=repo / ".hallouminate" / "wiki")
+    assert indexed.returncode == 0, indexed.stderr
+    assert "repo:sample:wiki:" in indexed.stdout and "upserted" in indexed.stdout
+    # Not a terminal: progress comes as plain lines on stderr.
+    assert "indexing repo:sample:wiki:" in indexed.stderr
+
+    as_json = hm(sandbox, "ground", QUESTION, "--format", "json", cwd=repo)
+    assert as_json.returncode == 0, as_json.stderr
+    result = json.loads(as_json.stdout)
+    assert result["docs"][0]["path"] == "architecture.md"
+    assert set(result) == {"query", "took_ms", "stats", "docs", "warnings"}
+
+    outline = hm(sandbox, "ground", QUESTION, "--top-files", "2", cwd=repo)
+    assert outline.returncode == 0, outline.stderr
+    lines = outline.stdout.splitlines()
+    assert lines[0].startswith(QUESTION) and lines[0].endswith("hits")
+    assert lines[2].startswith("architecture.md  (")
+    assert any(line.strip().startswith("L") and " > " in line for line in lines)
+
+
+def test_caller_mistakes_exit_2_with_the_message(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    out = hm(sandbox, "ground", "x", "--corpus", "nope", cwd=repo)
+    assert out.returncode == 2
+    assert "nope" in out.stderr and "repo:sample:wiki" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_init_repo_writes_config_and_wiki_and_refuses_twice(sandbox: Sandbox) -> None:
+    root = sandbox.root / "fresh"
+    root.mkdir()
+    first = hm(sandbox, "init-repo", "fresh", cwd=root)
+    assert first.returncode == 0, first.stderr
+    assert (root / ".hallouminate" / "config.toml").is_file()
+    index_page = (root / ".hallouminate" / "wiki" / "index.md").read_text()
+    assert index_page.startswith("# ") and "HALLOUMINATE:INDEX-START" in index_page
+    second = hm(sandbox, "init-repo", "fresh", cwd=root)
+    assert second.returncode != 0 and "already" in second.stderr
+    # The new repository answers at once (its wiki holds only index.md).
+    found = hm(sandbox, "ground", "wiki", "--format", "json", cwd=root)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["docs"][0]["path"] == "index.md"
+
+
+def test_model_status_says_what_is_installed_and_where(sandbox: Sandbox, model_cache: Path) -> None:
+    out = hm(sandbox, "model", "status")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert str(model_cache) in out.stdout
+    sandbox.write_config(f'[embeddings]\ncache_dir = "{sandbox.root / "empty"}"\n')
+    missing = hm(sandbox, "model", "status")
+    assert missing.returncode == 1
+    assert "not installed" in missing.stdout.lower()
+
+
+def test_daemon_commands(sandbox: Sandbox) -> None:
+    assert hm(sandbox, "daemon", "status").returncode == 3
+    restarted = hm(sandbox, "daemon", "restart")
+    assert restarted.returncode == 0 and "running" in restarted.stdout
+    status = hm(sandbox, "daemon", "status", "--format", "json")
+    assert json.loads(status.stdout)["socket"] == str(sandbox.socket)
+    stopped = hm(sandbox, "daemon", "stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not sandbox.socket.exists()
