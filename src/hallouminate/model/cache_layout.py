@@ -159,7 +159,8 @@ def commit_snapshot(staged: Path, cache_dir: Path, scratch: Path) -> Path:
         os.rename(target, previous)
     try:
         os.rename(staged, target)
-    except OSError:
+    except BaseException:
+        # Even on Ctrl-C: the caller deletes `scratch`, and the previous snapshot with it.
         if had_previous:
             os.rename(previous, target)
         raise

@@ -3,8 +3,8 @@
 The graph computes what Hugging Face's `BertModel` returns as `last_hidden_state`: embeddings (word +
 position + token type, LayerNorm), then `num_hidden_layers` post-norm encoder layers with exact (erf)
 GELU. fastembed does the mean pooling and L2 normalisation itself, so the pooler is left out.
-The erf GELU and the attention pattern are written the way exporters write them, so onnxruntime's
-graph optimiser recognises and fuses them at load time.
+LayerNorm is the opset-17 op, and the erf GELU is written in the order exporters use, so onnxruntime
+fuses it into a single Gelu node when it loads the graph.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ class BertConfig:
             raise ValueError(f"unsupported hidden_act {raw.get('hidden_act')!r}: only exact 'gelu' is built")
         if raw.get("position_embedding_type", "absolute") != "absolute":
             raise ValueError(f"unsupported position_embedding_type {raw.get('position_embedding_type')!r}")
+        if self.layers < 1:
+            raise ValueError(f"num_hidden_layers is {self.layers}; at least one layer is needed")
         if self.hidden % self.heads:
             raise ValueError(f"hidden_size {self.hidden} is not a multiple of {self.heads} heads")
         self.head_dim = self.hidden // self.heads
@@ -125,10 +127,12 @@ class _GraphBuilder:
         b = self.tensor(f"{prefix}.bias", bias)
         return self.op("Add", [self.op("MatMul", [x, w]), b])
 
-    def layer_norm(self, x: str, weight: np.ndarray, bias: np.ndarray, prefix: str, eps: float) -> str:
+    def layer_norm(
+        self, x: str, weight: np.ndarray, bias: np.ndarray, prefix: str, eps: float, out: str | None = None
+    ) -> str:
         w = self.tensor(f"{prefix}.weight", weight)
         b = self.tensor(f"{prefix}.bias", bias)
-        return self.op("LayerNormalization", [x, w, b], axis=-1, epsilon=eps)
+        return self.op("LayerNormalization", [x, w, b], name=out, axis=-1, epsilon=eps)
 
 
 def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.ndarray]) -> onnx.ModelProto:
@@ -146,6 +150,13 @@ def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.nda
     f32 = {k: np.asarray(v, dtype=np.float32) for k, v in w.items() if v.dtype.kind == "f"}
 
     g = _GraphBuilder()
+
+    def linear(x: str, name: str) -> str:
+        return g.linear(x, f32[f"{name}.weight"], f32[f"{name}.bias"], name)
+
+    def norm(x: str, name: str, out: str | None = None) -> str:
+        return g.layer_norm(x, f32[f"{name}.weight"], f32[f"{name}.bias"], name, cfg.eps, out)
+
     half = g.scalar("const.half", 0.5)
     one = g.scalar("const.one", 1.0)
     sqrt2 = g.scalar("const.sqrt2", math.sqrt(2.0))
@@ -157,27 +168,15 @@ def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.nda
     mask_axes = g.ints("const.mask_axes", [1, 2])
     zero = g.ints("const.zero", [0])
 
-    # Embeddings: positions are 0..seq-1, taken as a slice of the table so any length up to max works.
+    # Embeddings. Positions are 0..seq-1: a slice of the table, so any length up to the maximum works.
+    word_table = g.tensor("embeddings.word", f32["embeddings.word_embeddings.weight"])
+    type_table = g.tensor("embeddings.token_type", f32["embeddings.token_type_embeddings.weight"])
+    position_table = g.tensor("embeddings.position", f32["embeddings.position_embeddings.weight"])
     seq_len = g.op("Shape", ["input_ids"], start=1, end=2)
-    positions = g.op(
-        "Slice",
-        [g.tensor("embeddings.position", f32["embeddings.position_embeddings.weight"]), zero, seq_len, zero],
-    )
-    words = g.op(
-        "Gather", [g.tensor("embeddings.word", f32["embeddings.word_embeddings.weight"]), "input_ids"]
-    )
-    types = g.op(
-        "Gather",
-        [g.tensor("embeddings.token_type", f32["embeddings.token_type_embeddings.weight"]), "token_type_ids"],
-    )
-    x = g.op("Add", [g.op("Add", [words, types]), positions])
-    x = g.layer_norm(
-        x,
-        f32["embeddings.LayerNorm.weight"],
-        f32["embeddings.LayerNorm.bias"],
-        "embeddings.LayerNorm",
-        cfg.eps,
-    )
+    positions = g.op("Slice", [position_table, zero, seq_len, zero])
+    words = g.op("Gather", [word_table, "input_ids"])
+    types = g.op("Gather", [type_table, "token_type_ids"])
+    x = norm(g.op("Add", [g.op("Add", [words, types]), positions]), "embeddings.LayerNorm")
 
     # Additive attention bias (batch, 1, 1, seq): 0 for real tokens, float32 min for padding.
     mask = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), mask_axes])
@@ -185,61 +184,28 @@ def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.nda
 
     for n in range(cfg.layers):
         p = f"encoder.layer.{n}."
-
-        def heads(name: str, perm: list[int], p: str = p, x: str = x) -> str:
-            proj = g.linear(
-                x,
-                f32[f"{p}attention.self.{name}.weight"],
-                f32[f"{p}attention.self.{name}.bias"],
-                f"{p}attention.self.{name}",
+        # (batch, seq, hidden) -> (batch, heads, seq, head_dim); keys transposed for Q @ K^T.
+        q, k, v = (
+            g.op(
+                "Transpose",
+                [g.op("Reshape", [linear(x, f"{p}attention.self.{part}"), split_heads])],
+                perm=perm,
             )
-            return g.op("Transpose", [g.op("Reshape", [proj, split_heads])], perm=perm)
-
-        q = heads("query", [0, 2, 1, 3])
-        k = heads("key", [0, 2, 3, 1])
-        v = heads("value", [0, 2, 1, 3])
+            for part, perm in (("query", [0, 2, 1, 3]), ("key", [0, 2, 3, 1]), ("value", [0, 2, 1, 3]))
+        )
         scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), scale]), mask_bias])
         context = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
         context = g.op("Reshape", [g.op("Transpose", [context], perm=[0, 2, 1, 3]), merge_heads])
-        attn = g.linear(
-            context,
-            f32[f"{p}attention.output.dense.weight"],
-            f32[f"{p}attention.output.dense.bias"],
-            f"{p}attention.output.dense",
-        )
-        x = g.layer_norm(
-            g.op("Add", [attn, x]),
-            f32[f"{p}attention.output.LayerNorm.weight"],
-            f32[f"{p}attention.output.LayerNorm.bias"],
-            f"{p}attention.output.LayerNorm",
-            cfg.eps,
-        )
+        attn = linear(context, f"{p}attention.output.dense")
+        x = norm(g.op("Add", [attn, x]), f"{p}attention.output.LayerNorm")
 
-        inner = g.linear(
-            x,
-            f32[f"{p}intermediate.dense.weight"],
-            f32[f"{p}intermediate.dense.bias"],
-            f"{p}intermediate.dense",
-        )
+        inner = linear(x, f"{p}intermediate.dense")
         # Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))), in the order onnxruntime's GeluFusion matches.
         erf = g.op("Erf", [g.op("Div", [inner, sqrt2])])
         gelu = g.op("Mul", [g.op("Mul", [inner, g.op("Add", [erf, one])]), half])
-        out = g.linear(gelu, f32[f"{p}output.dense.weight"], f32[f"{p}output.dense.bias"], f"{p}output.dense")
+        out = linear(gelu, f"{p}output.dense")
         last = n == cfg.layers - 1
-        x = g.op(
-            "LayerNormalization",
-            [
-                g.op("Add", [out, x]),
-                g.tensor(f"{p}output.LayerNorm.weight", f32[f"{p}output.LayerNorm.weight"]),
-                g.tensor(f"{p}output.LayerNorm.bias", f32[f"{p}output.LayerNorm.bias"]),
-            ],
-            name=OUTPUT_NAME if last else None,
-            axis=-1,
-            epsilon=cfg.eps,
-        )
-
-    if cfg.layers == 0:
-        x = g.op("Identity", [x], name=OUTPUT_NAME)
+        x = norm(g.op("Add", [out, x]), f"{p}output.LayerNorm", OUTPUT_NAME if last else None)
 
     batch_seq = ["batch_size", "sequence_length"]
     model = g.model

