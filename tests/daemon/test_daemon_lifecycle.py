@@ -91,9 +91,9 @@ async def test_sigterm_drains_an_in_flight_index_before_exiting(sandbox: Sandbox
 async def test_ping_answers_while_a_long_index_runs(sandbox: Sandbox) -> None:
     repo = sandbox.make_repo()
     # Enough extra pages that indexing takes a while on two cores.
-    for i in range(60):
+    for i in range(24):
         (repo / ".hallouminate" / "wiki" / f"extra-{i:03d}.md").write_text(
-            f"# Extra page {i}\n\n" + " ".join(f"Sentence {j} about topic {i}." for j in range(120)) + "\n"
+            f"# Extra page {i}\n\n" + " ".join(f"Sentence {j} about topic {i}." for j in range(80)) + "\n"
         )
     sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)

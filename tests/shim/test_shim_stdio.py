@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import signal
 
 import pytest
@@ -50,7 +51,7 @@ async def test_initialize_list_index_ground_then_the_daemon_outlives_the_shim(sa
 async def test_server_instructions_say_what_it_is_and_is_not(sandbox: Sandbox) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command="python", args=["-m", "hallouminate", "serve"], env=sandbox.env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "hallouminate", "serve"], env=sandbox.env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
     assert "no conversation memory" in init.instructions

@@ -60,7 +60,9 @@ def read_layer(file: Path, root: Path | None) -> Layer:
     try:
         raw = file.read_bytes()
     except OSError as exc:
-        raise InvalidParams(f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}) from exc
+        raise InvalidParams(
+            f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}
+        ) from exc
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -154,7 +156,9 @@ class _Parser:
         if not text:
             raise self.fail(where, "must not be empty")
         if not allow_colon and ":" in text:
-            raise self.fail(where, f"{text!r} contains ':', which is reserved for derived repo:NAME:... names")
+            raise self.fail(
+                where, f"{text!r} contains ':', which is reserved for derived repo:NAME:... names"
+            )
         if any(c.isspace() or not c.isprintable() for c in text):
             raise self.fail(where, f"{text!r} must not contain whitespace or control characters")
         return text

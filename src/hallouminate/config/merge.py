@@ -105,9 +105,7 @@ def _custom(raw: RawCorpus) -> CorpusSpec:
 
 def _derived(repo: RawRepository) -> list[CorpusSpec]:
     specs = [
-        CorpusSpec(
-            wiki_corpus_name(repo.name), "wiki", (repo.wiki,), defaults.CORPUS_GLOBS, (), repo.name
-        )
+        CorpusSpec(wiki_corpus_name(repo.name), "wiki", (repo.wiki,), defaults.CORPUS_GLOBS, (), repo.name)
     ]
     if repo.corpus_paths:
         specs.append(
@@ -127,9 +125,9 @@ def _repository_for(cwd: Path, repositories: dict[str, RawRepository]) -> str | 
     """The deepest repository whose path is ``cwd`` or one of its ancestors."""
     best: RawRepository | None = None
     for repo in repositories.values():
-        if cwd == repo.path or repo.path in cwd.parents:
-            if best is None or len(repo.path.parts) > len(best.path.parts):
-                best = repo
+        inside = cwd == repo.path or repo.path in cwd.parents
+        if inside and (best is None or len(repo.path.parts) > len(best.path.parts)):
+            best = repo
     return best.name if best else None
 
 

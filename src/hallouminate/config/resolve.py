@@ -32,14 +32,23 @@ def resolve(cwd: Path) -> Resolved:
 def find_repo_root(cwd: Path) -> Path | None:
     """The nearest directory at or above ``cwd`` holding ``.hallouminate/config.toml``."""
     for directory in (cwd, *cwd.parents):
-        if (directory / defaults.REPO_CONFIG).is_file():
+        if _exists(directory / defaults.REPO_CONFIG):
             return directory
     return None
 
 
 def _baseline_layers() -> list[Layer]:
     file = xdg.baseline_config_file()
-    return [read_layer(file, None)] if file.is_file() else []
+    return [read_layer(file, None)] if _exists(file) else []
+
+
+def _exists(file: Path) -> bool:
+    try:
+        return file.is_file()
+    except OSError as exc:  # e.g. EACCES: a config we cannot see must not be silently skipped
+        raise InvalidParams(
+            f"{file}: cannot check config: {exc.strerror or exc}", {"file": str(file)}
+        ) from exc
 
 
 def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:

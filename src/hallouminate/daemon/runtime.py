@@ -68,8 +68,22 @@ class Runtime:
     async def _ensure_loaded(self) -> None:
         if self._indexer is not None:
             return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def work() -> None:
+            try:
+                self._load()
+            except BaseException as exc:
+                # Bound now: the name `exc` is unset when the except block ends.
+                loop.call_soon_threadsafe(lambda error=exc: done.done() or done.set_exception(error))
+            else:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+
+        # A daemon thread, not the executor: a stop during the first load must not wait for it to finish.
+        threading.Thread(target=work, name="hallouminate-load", daemon=True).start()
         try:
-            await asyncio.to_thread(self._load)
+            await done
             self._load_error = None
         except HallouminateError as exc:
             self._load_error = exc

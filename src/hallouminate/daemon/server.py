@@ -217,4 +217,7 @@ def run(socket_path: Path | None = None) -> int:
         uvloop.run(server.serve())
     finally:
         guard.release()
-    return 0
+    logging.shutdown()
+    # In-flight requests are drained by now. Skip interpreter teardown: a model still loading in a
+    # native thread would abort the process ("terminate called without an active exception").
+    os._exit(0)

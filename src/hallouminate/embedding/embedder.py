@@ -25,7 +25,9 @@ BATCH_SIZE = 32
 
 
 class Embedder:
-    def __init__(self, cache_dir: Path, model_name: str = DEFAULT_MODEL_NAME, threads: int | None = None) -> None:
+    def __init__(
+        self, cache_dir: Path, model_name: str = DEFAULT_MODEL_NAME, threads: int | None = None
+    ) -> None:
         self.model_name = model_name
         snapshot, max_tokens = _check_installed(cache_dir, model_name)
         # Read by huggingface_hub at import time: must be set before fastembed is imported.

@@ -65,6 +65,15 @@ def chunk_markdown(text: str, count_tokens: Callable[[str], int], budget: int) -
     return _Chunker(text, count_tokens, budget).page()
 
 
+@dataclass(frozen=True)
+class _Atom:
+    """A piece of text that fits the budget on its own, with its token count."""
+
+    start: int
+    end: int
+    cost: int
+
+
 @dataclass
 class _Section:
     path: list[str]
@@ -86,6 +95,7 @@ class _Chunker:
             self.line_offsets.append(self.line_offsets[-1] + len(line) + 1)
         self.blocks = [b for b in parse_blocks(self.src) if b.kind != "front_matter"]
         self.prefix = ""
+        self.room = budget
 
     # -- page ----------------------------------------------------------------------------------------
     def page(self) -> MarkdownPage:
@@ -136,6 +146,7 @@ class _Chunker:
     # -- sections ------------------------------------------------------------------------------------
     def chunk_section(self, section: _Section) -> list[Chunk]:
         self.prefix = self.fit_prefix(section.path)
+        self.room = self.budget - (self.count_tokens(self.prefix) if self.prefix else 0)
         atoms = [atom for block in section.blocks for atom in self.block_atoms(block)]
         return [chunk for span in self.pack(atoms) if (chunk := self.make_chunk(section.path, span))]
 
@@ -148,67 +159,102 @@ class _Chunker:
                 return prefix
         return ""
 
-    def fits(self, span: Span) -> bool:
-        body = self.src[span[0] : span[1]]
-        text = f"{self.prefix}\n\n{body}" if self.prefix else body
-        return self.count_tokens(text) <= self.budget
+    # Token costs are counted once per piece and summed: with a whitespace-splitting tokenizer (BERT's
+    # WordPiece) count(a + " " + b) == count(a) + count(b), which keeps chunking linear. Each packed chunk
+    # is then checked exactly, so a tokenizer without that property still never exceeds the budget.
+    def cost(self, start: int, end: int) -> int:
+        return self.count_tokens(self.src[start:end])
+
+    def fits_exact(self, start: int, end: int) -> bool:
+        body = self.src[start:end]
+        return self.count_tokens(f"{self.prefix}\n\n{body}" if self.prefix else body) <= self.budget
 
     def block_span(self, block: Block) -> Span:
         # End at the end of the block's last line, without its newline.
         return self.line_offsets[block.start], self.line_offsets[block.end] - 1
 
-    def block_atoms(self, block: Block) -> list[Span]:
-        span = self.block_span(block)
-        if span[1] <= span[0] or self.fits(span):
-            return [span]
+    def block_atoms(self, block: Block) -> list[_Atom]:
+        start, end = self.block_span(block)
+        if end <= start:
+            return []
+        cost = self.cost(start, end)
+        if cost <= self.room:
+            return [_Atom(start, end, cost)]
         if block.children:
             return [atom for child in block.children for atom in self.block_atoms(child)]
         first = _SENTENCE_END if block.kind in _PROSE else _LINE_END
-        return self.split(span, [first, _LINE_END, _WORD])
+        return self.split(start, end, cost, [first, _LINE_END, _WORD])
 
-    def split(self, span: Span, splitters: list[re.Pattern[str]]) -> list[Span]:
-        """Cut ``span`` into pieces that each fit, trying each splitter in turn."""
-        if self.fits(span):
-            return [span]
+    def split(self, start: int, end: int, cost: int, splitters: list[re.Pattern[str]]) -> list[_Atom]:
+        """Cut ``[start, end)`` into atoms that each fit, trying each splitter in turn."""
+        if cost <= self.room:
+            return [_Atom(start, end, cost)]
         if not splitters:
-            return self.split_chars(span)
+            return self.split_chars(start, end)
         pattern, rest = splitters[0], splitters[1:]
-        pieces = list(_pieces(self.src, span, pattern))
+        pieces = list(_pieces(self.src, (start, end), pattern))
         if len(pieces) <= 1:
-            return self.split(span, rest)
-        return [atom for piece in pieces for atom in self.split(piece, rest)]
+            return self.split(start, end, cost, rest)
+        return [atom for s, e in pieces for atom in self.split(s, e, self.cost(s, e), rest)]
 
-    def split_chars(self, span: Span) -> list[Span]:
+    def split_chars(self, start: int, end: int) -> list[_Atom]:
         # Last resort (a giant URL or base64 blob): the longest prefix that fits, found by bisection.
-        out: list[Span] = []
-        start, end = span
+        out: list[_Atom] = []
         while start < end:
             lo, hi = start + 1, end
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                if self.fits((start, mid)):
+                if self.fits_exact(start, mid):
                     lo = mid
                 else:
                     hi = mid - 1
-            out.append((start, lo))
+            out.append(_Atom(start, lo, self.cost(start, lo)))
             start = lo
         return out
 
-    def pack(self, atoms: list[Span]) -> list[Span]:
-        """Greedily merge consecutive atoms (each of which fits) while the merged text still fits."""
-        packed: list[Span] = []
+    def pack(self, atoms: list[_Atom]) -> list[Span]:
+        """Greedily merge consecutive atoms while the summed cost fits, then check each chunk exactly."""
+        groups: list[list[_Atom]] = []
+        current: list[_Atom] = []
+        total = 0
+        for atom in atoms:
+            if current:
+                gap = self.src[current[-1].end : atom.start]
+                add = atom.cost + (self.count_tokens(gap) if gap.strip() else 0)
+                if total + add <= self.room:
+                    current.append(atom)
+                    total += add
+                    continue
+                groups.append(current)
+            current, total = [atom], atom.cost
+        if current:
+            groups.append(current)
+        spans: list[Span] = []
+        for group in groups:
+            if self.fits_exact(group[0].start, group[-1].end):
+                spans.append((group[0].start, group[-1].end))
+            else:
+                spans.extend(self.pack_exact(group))
+        return spans
+
+    def pack_exact(self, atoms: list[_Atom]) -> list[Span]:
+        """Slow path for tokenizers whose counts do not add up: grow each chunk by exact counts."""
+        spans: list[Span] = []
         current: Span | None = None
         for atom in atoms:
-            if current is None:
-                current = atom
-            elif self.fits((current[0], atom[1])):
-                current = (current[0], atom[1])
-            else:
-                packed.append(current)
-                current = atom
+            pieces = [(atom.start, atom.end)]
+            if not self.fits_exact(atom.start, atom.end):
+                pieces = [(a.start, a.end) for a in self.split_chars(atom.start, atom.end)]
+            for piece in pieces:
+                if current is not None and self.fits_exact(current[0], piece[1]):
+                    current = (current[0], piece[1])
+                    continue
+                if current is not None:
+                    spans.append(current)
+                current = piece
         if current is not None:
-            packed.append(current)
-        return packed
+            spans.append(current)
+        return spans
 
     def make_chunk(self, path: list[str], span: Span) -> Chunk | None:
         start, end = span

@@ -40,9 +40,7 @@ def matches(spec: CorpusSpec, rel: str) -> bool:
     return compile_patterns(spec.globs).match_file(rel) and not compile_patterns(spec.exclude).match_file(rel)
 
 
-def _walk_root(
-    root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec
-) -> list[tuple[str, Path]]:
+def _walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     if not root.is_dir():
         return out

@@ -80,9 +80,7 @@ def row_id(corpus: str, path: str, ordinal: int) -> str:
     return json.dumps([corpus, path, ordinal], ensure_ascii=False)
 
 
-def build_table(
-    schema: pa.Schema, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]
-) -> pa.Table:
+def build_table(schema: pa.Schema, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> pa.Table:
     """Column-wise Arrow table for the rows of ``files`` (path -> rows in chunk order)."""
     dim = schema.field("vector").type.list_size
     now_ms = int(time.time() * 1000)

@@ -135,7 +135,9 @@ class Store:
                             .execute(table)
                         )
                 except Exception as exc:
-                    raise Internal(f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}") from exc
+                    raise Internal(
+                        f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}"
+                    ) from exc
                 self._commits_since_optimize += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
@@ -179,7 +181,10 @@ class Store:
 
     def maybe_optimize(self) -> bool:
         """Optimize when enough unindexed rows or commits have piled up; True when it ran."""
-        if self.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS and self._commits_since_optimize < OPTIMIZE_COMMITS:
+        if (
+            self.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS
+            and self._commits_since_optimize < OPTIMIZE_COMMITS
+        ):
             return False
         self.optimize()
         return True
@@ -207,6 +212,17 @@ class Store:
             if path not in states:
                 states[path] = FileState(int(size), int(mtime), str(digest), int(at))
         return states
+
+    def file_rows(self, corpus: str, path: str) -> list[dict[str, Any]]:
+        """Every row of one file in chunk order, without vectors."""
+        rows = (
+            self._table.search()
+            .where(sql.corpus_files(corpus, [path]))
+            .select([*RESULT_COLUMNS, "ordinal"])
+            .limit(None)
+            .to_list()
+        )
+        return sorted(rows, key=lambda row: row["ordinal"])
 
     def count_rows(self, corpus: str | None = None) -> int:
         return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))

@@ -1,0 +1,19 @@
+"""Search: weighted RRF fusion and snippets (domain) and ``ground`` (the hybrid query service)."""
+
+from __future__ import annotations
+
+from hallouminate.search.fusion import RRF_K, best_possible, rrf
+from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground
+from hallouminate.search.snippet import make_snippet
+from hallouminate.search.terms import query_terms
+
+__all__ = [
+    "BM25_WEIGHT",
+    "RRF_K",
+    "VECTOR_WEIGHT",
+    "best_possible",
+    "ground",
+    "make_snippet",
+    "query_terms",
+    "rrf",
+]

@@ -1,0 +1,221 @@
+"""``ground``: hybrid retrieval (vector + BM25, fused by weighted RRF) rolled up per file.
+
+Each signal ranks the chunks of all requested corpora together, so a page that leads a weak corpus does
+not outrank stronger pages of another. Files are ranked by their best chunk. The repository wiki of the
+request's cwd (the priority corpus) wins score ties and keeps a few reserved slots in the top_files cut.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallouminate.config import CorpusSpec
+from hallouminate.errors import InvalidParams
+from hallouminate.indexing.ports import EmbedderPort, StorePort
+from hallouminate.search.fusion import RRF_K, best_possible, rrf
+from hallouminate.search.snippet import make_snippet
+from hallouminate.search.terms import query_terms
+
+# Weights from the reference implementation: keyword matches are the more precise signal on wiki pages.
+BM25_WEIGHT = 2.0
+VECTOR_WEIGHT = 1.0
+MAX_QUERY_CHARS = 4096
+# Inclusive bounds of the numeric parameters.
+BOUNDS = {
+    "top_files": (1, 1000),
+    "chunks_per_file": (1, 100),
+    "limit": (1, 1000),
+    "snippet_chars": (16, 10_000),
+}
+
+
+def ground(
+    store: StorePort,
+    embedder: EmbedderPort,
+    corpora: Sequence[CorpusSpec],
+    query: str,
+    *,
+    priority_corpus: str | None,
+    top_files: int,
+    chunks_per_file: int,
+    limit: int,
+    snippet_chars: int,
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    _check_params(
+        query,
+        corpora,
+        top_files=top_files,
+        chunks_per_file=chunks_per_file,
+        limit=limit,
+        snippet_chars=snippet_chars,
+    )
+    names = list(dict.fromkeys(spec.name for spec in corpora))
+    terms = query_terms(query)
+    warnings: list[dict[str, str]] = []
+
+    vector_rows = store.vector_search(embedder.embed_query(query), names, limit)
+    lists = [[row["id"] for row in vector_rows]]
+    weights = [VECTOR_WEIGHT]
+    keyword_rows: list[dict[str, Any]] = []
+    if terms:
+        keyword_rows = store.fts_search(" ".join(terms), names, limit)
+        lists.append([row["id"] for row in keyword_rows])
+        weights.append(BM25_WEIGHT)
+    else:
+        warnings.append(
+            {
+                "code": "vector-only",
+                "message": "the query has no searchable words (only stop words or punctuation); "
+                "results are ranked by meaning alone",
+            }
+        )
+    fused = rrf(lists, weights, RRF_K)
+    # Scores are reported on 0..1: 1.0 means first in every signal that returned anything.
+    scale = best_possible([w for w, ranked in zip(weights, lists, strict=True) if ranked], RRF_K) or 1.0
+    rows: dict[str, dict[str, Any]] = {}
+    for row in [*vector_rows, *keyword_rows]:
+        rows.setdefault(row["id"], row)
+
+    files = _group(rows, fused, scale)
+    priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
+    ranked = _rank(files, priority_corpus)
+    chosen = _cut(ranked, top_files, priority)
+    docs = [_doc(f, terms, chunks_per_file, snippet_chars) for f in chosen]
+    warnings.extend(_unindexed(store, names))
+    return {
+        "query": query,
+        "took_ms": round((time.perf_counter() - started) * 1000, 3),
+        "stats": {"hits": len(fused)},
+        "docs": docs,
+        "warnings": warnings,
+    }
+
+
+def _check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidParams("query must not be empty", {"param": "query"})
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidParams(
+            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", {"param": "query"}
+        )
+    if not corpora:
+        raise InvalidParams("no corpus to search", {"corpora": []})
+    for name, value in numbers.items():
+        low, high = BOUNDS[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise InvalidParams(
+                f"{name} must be an integer from {low} to {high}, got {value!r}", {"param": name}
+            )
+
+
+@dataclass
+class _File:
+    corpus: str
+    path: str
+    abs_path: str
+    summary: str
+    size: int
+    mtime_ns: int
+    score: float = 0.0
+    chunks: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+
+
+def _group(rows: dict[str, dict[str, Any]], fused: dict[str, float], scale: float) -> list[_File]:
+    files: dict[tuple[str, str], _File] = {}
+    for chunk_id, raw in fused.items():
+        row = rows[chunk_id]
+        key = (row["corpus"], row["path"])
+        entry = files.get(key)
+        if entry is None:
+            entry = files[key] = _File(
+                row["corpus"],
+                row["path"],
+                row["abs_path"],
+                row["summary"] or "",
+                int(row["file_size"]),
+                int(row["file_mtime_ns"]),
+            )
+        score = raw / scale
+        entry.chunks.append((score, row))
+        entry.score = max(entry.score, score)
+    return list(files.values())
+
+
+def _rank(files: list[_File], priority: str | None) -> list[_File]:
+    # Ties: the priority corpus first, then corpus and path, so equal scores always list the same way.
+    return sorted(files, key=lambda f: (-f.score, f.corpus != priority, f.corpus, f.path))
+
+
+def reserved_slots(top_files: int) -> int:
+    return max(1, top_files // 4)
+
+
+def _cut(ranked: list[_File], top_files: int, priority: str | None) -> list[_File]:
+    """The first ``top_files``, with up to ``reserved_slots`` kept for the priority corpus' best pages."""
+    chosen = ranked[:top_files]
+    if priority is None:
+        return chosen
+    want = min(reserved_slots(top_files), sum(1 for f in ranked if f.corpus == priority))
+    have = sum(1 for f in chosen if f.corpus == priority)
+    if have >= want:
+        return chosen
+    extra = [f for f in ranked[top_files:] if f.corpus == priority][: want - have]
+    # Drop the weakest non-priority pages to make room, then restore the score order.
+    keep = list(chosen)
+    for _ in extra:
+        weakest = max(i for i, f in enumerate(keep) if f.corpus != priority)
+        keep.pop(weakest)
+    order = {id(f): i for i, f in enumerate(ranked)}
+    return sorted([*keep, *extra], key=lambda f: order[id(f)])
+
+
+def _doc(entry: _File, terms: list[str], chunks_per_file: int, snippet_chars: int) -> dict[str, Any]:
+    best = sorted(entry.chunks, key=lambda sc: (-sc[0], sc[1]["line_start"]))[:chunks_per_file]
+    return {
+        "corpus": entry.corpus,
+        "path": entry.path,
+        "absolute_path": entry.abs_path,
+        "score": round(entry.score, 4),
+        "summary": entry.summary,
+        "stale": _stale(entry),
+        "chunks": [
+            {
+                "heading_path": list(row["heading_path"] or []),
+                "line_start": int(row["line_start"]),
+                "line_end": int(row["line_end"]),
+                "score": round(score, 4),
+                "snippet": make_snippet(row["text"] or "", terms, snippet_chars),
+            }
+            for score, row in best
+        ],
+    }
+
+
+def _stale(entry: _File) -> bool:
+    """The file on disk differs (size or mtime) from what was indexed, or is gone."""
+    try:
+        st = os.stat(entry.abs_path)
+    except OSError:
+        return True
+    return st.st_size != entry.size or st.st_mtime_ns != entry.mtime_ns
+
+
+def _unindexed(store: StorePort, names: list[str]) -> list[dict[str, str]]:
+    count = getattr(store, "count_rows", None)
+    if count is None:
+        return []
+    empty = [name for name in names if count(name) == 0]
+    if not empty:
+        return []
+    return [
+        {
+            "code": "not-indexed",
+            "message": f"corpus {', '.join(repr(n) for n in empty)} has nothing indexed yet: run "
+            "`hallouminate index` (or the index tool) after adding pages",
+        }
+    ]

@@ -1,0 +1,157 @@
+"""The indexer over a real store and the real model: change gate, deletions, skips."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hallouminate.config import CorpusSpec, Settings
+from hallouminate.embedding import Embedder
+from hallouminate.indexing import Indexer
+from hallouminate.storage import Store
+
+
+@pytest.fixture(scope="module")
+def embedder(model_cache: Path) -> Embedder:
+    """The real model, loaded once per module from the provisioned cache."""
+    return Embedder(model_cache)
+
+
+@pytest.fixture
+def wiki(tmp_path: Path) -> Path:
+    root = tmp_path / "wiki"
+    (root / "sub").mkdir(parents=True)
+    (root / "index.md").write_text("# Index\n\nThe entry page.\n")
+    (root / "alpha.md").write_text("# Alpha\n\nAbout alpha.\n\n## Details\n\nAlpha details here.\n")
+    (root / "sub" / "beta.md").write_text("# Beta\n\nAbout beta.\n")
+    return root
+
+
+@pytest.fixture
+def setup(tmp_path: Path, wiki: Path, embedder) -> tuple[Indexer, Store, CorpusSpec]:
+    store = Store(tmp_path / "db", embedder.dim)
+    settings = Settings(
+        model_name="unused",
+        model_cache_dir=tmp_path / "unused",
+        store_dir=tmp_path / "db",
+        idle_exit_secs=900,
+        top_files=10,
+        chunks_per_file=3,
+        limit=50,
+        snippet_chars=240,
+        chunk_tokens=256,
+        max_file_bytes=10_000,
+    )
+    spec = CorpusSpec("repo:t:wiki", "wiki", (wiki,), ("**/*.md",), (), "t")
+    return Indexer(store, embedder, settings), store, spec
+
+
+def counts(report: dict[str, Any]) -> tuple[int, ...]:
+    keys = ("files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped")
+    return tuple(report[k] for k in keys)
+
+
+def bump_mtime(path: Path) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+
+def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    events: list[dict[str, Any]] = []
+    first = indexer.index_corpus(spec, events.append)
+    assert counts(first) == (3, 3, 0, 0, 0)
+    assert first["chunks_written"] == store.count_rows(spec.name) == 4
+    assert set(first) == {
+        "corpus", "files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped",
+        "skipped", "chunks_written", "seconds",
+    }  # fmt: skip
+    assert events[-1] == {"corpus": spec.name, "done": 3, "total": 3, "path": None}
+
+    assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
+
+    bump_mtime(wiki / "alpha.md")  # same bytes, new mtime: only the stat is refreshed
+    touched = indexer.index_corpus(spec)
+    assert counts(touched) == (3, 0, 1, 0, 0) and touched["chunks_written"] == 0
+    assert store.file_states(spec.name)["alpha.md"].mtime_ns == (wiki / "alpha.md").stat().st_mtime_ns
+    assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
+
+    (wiki / "alpha.md").write_text("# Alpha\n\nRewritten.\n")
+    edited = indexer.index_corpus(spec)
+    assert counts(edited) == (3, 1, 0, 0, 0) and edited["chunks_written"] == 1
+    assert [r["text"] for r in store.file_rows(spec.name, "alpha.md")] == ["# Alpha\n\nRewritten."]
+
+
+def test_deleted_files_lose_their_rows(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    indexer.index_corpus(spec)
+    (wiki / "sub" / "beta.md").unlink()
+    report = indexer.index_corpus(spec)
+    assert counts(report) == (2, 0, 0, 1, 0)
+    assert set(store.file_states(spec.name)) == {"index.md", "alpha.md"}
+
+
+def test_bad_files_are_skipped_and_keep_their_old_rows(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    indexer.index_corpus(spec)
+    before = store.file_rows(spec.name, "alpha.md")
+    (wiki / "alpha.md").write_bytes(b"# Alpha\n\n\xff\xfe broken bytes\n")
+    (wiki / "huge.md").write_text("# Huge\n\n" + "x " * 6000)
+    report = indexer.index_corpus(spec)
+    assert counts(report) == (4, 0, 0, 0, 2)
+    reasons = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert "UTF-8" in reasons["alpha.md"] and "max_file_bytes" in reasons["huge.md"]
+    assert store.file_rows(spec.name, "alpha.md") == before
+    assert "huge.md" not in store.file_states(spec.name)
+    # Still skipped next time (the stored stat was not updated), and fixed files are picked up.
+    assert counts(indexer.index_corpus(spec))[4] == 2
+    (wiki / "alpha.md").write_text("# Alpha\n\nFixed.\n")
+    assert counts(indexer.index_corpus(spec))[1] == 1
+
+
+def test_blank_file_drops_its_rows(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    indexer.index_corpus(spec)
+    (wiki / "alpha.md").write_text("\n")
+    assert counts(indexer.index_corpus(spec)) == (3, 1, 0, 0, 0)
+    assert "alpha.md" not in store.file_states(spec.name)
+    assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
+
+
+def test_index_paths_refreshes_only_the_named_files(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    indexer.index_corpus(spec)
+    (wiki / "new.md").write_text("# New\n\nA new page.\n")
+    (wiki / "sub" / "beta.md").unlink()
+    (wiki / "alpha.md").write_text("# Alpha\n\nChanged but not named.\n")
+    report = indexer.index_paths(spec, ["new.md", "sub/beta.md"])
+    assert counts(report) == (1, 1, 0, 1, 0)
+    assert set(store.file_states(spec.name)) == {"index.md", "alpha.md", "new.md"}
+    assert "Changed" not in store.file_rows(spec.name, "alpha.md")[0]["text"]
+    with pytest.raises(Exception, match="corpus-relative"):
+        indexer.index_paths(spec, ["../escape.md"])
+
+
+def test_many_files_embed_across_batches(setup, wiki: Path) -> None:
+    indexer, store, spec = setup
+    for i in range(40):
+        (wiki / f"page-{i:02}.md").write_text(f"# Page {i}\n\nBody {i}.\n\n## Part\n\nMore {i}.\n")
+    report = indexer.index_corpus(spec)
+    assert report["files_upserted"] == 43 and report["chunks_written"] == 84
+    rows = store.file_rows(spec.name, "page-07.md")
+    assert [(r["heading_path"], r["line_start"], r["line_end"]) for r in rows] == [
+        (["Page 7"], 1, 3),
+        (["Page 7", "Part"], 5, 7),
+    ]
+
+
+def test_chunk_budget_is_clamped_to_the_model(setup) -> None:
+    from dataclasses import replace
+
+    indexer, store, _ = setup
+    assert indexer.budget == 254  # 256 model tokens minus [CLS] and [SEP]
+    assert Indexer(store, indexer.embedder, replace(indexer.settings, chunk_tokens=4096)).budget == 254
+    assert Indexer(store, indexer.embedder, replace(indexer.settings, chunk_tokens=64)).budget == 62
