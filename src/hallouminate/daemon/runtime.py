@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
     from hallouminate.indexing import Indexer
     from hallouminate.storage import Store
+    from hallouminate.storage.reader import AsyncReader
 
 log = logging.getLogger("hallouminate.daemon")
 
@@ -36,6 +37,7 @@ class Runtime:
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._indexer: Indexer | None = None
+        self._reader: AsyncReader | None = None
         self._load_error: HallouminateError | None = None
         self._load_lock = threading.Lock()
         self._loading: asyncio.Future[None] | None = None
@@ -51,11 +53,13 @@ class Runtime:
             from hallouminate.embedding import Embedder
             from hallouminate.indexing import Indexer
             from hallouminate.storage import Store
+            from hallouminate.storage.reader import AsyncReader
 
             started = time.perf_counter()
             embedder = Embedder(self.settings.model_cache_dir, self.settings.model_name)
-            store = Store(self.settings.store_dir, embedder.dim)
+            store = Store(self.settings.store_dir, embedder.dim, model_name=self.settings.model_name)
             self._embedder, self._store = embedder, store
+            self._reader = AsyncReader(store)
             self._indexer = Indexer(store, embedder, self.settings)
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
@@ -133,7 +137,7 @@ class Runtime:
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
 
     async def ground(self, cwd: Path, args: dict[str, Any]) -> dict[str, Any]:
-        from hallouminate.search import ground
+        from hallouminate.search import ground_async
 
         resolved = self._resolve(cwd)
         corpus = args.get("corpus")
@@ -143,16 +147,20 @@ class Runtime:
             specs = list(resolved.corpora.values())
             if not specs:
                 raise _no_corpora(cwd)
-        store, embedder, _ = await self._engine()
+        _, embedder, _ = await self._engine()
         # First sight of a corpus since start: bring it up to date with edits made while we were down.
         for spec in specs:
             if spec.name not in self._caught_up:
                 await self._index_corpus(spec, None)
         s = self.settings
-        return await asyncio.to_thread(
-            ground,
-            store,
-            embedder,
+        assert self._reader is not None
+
+        async def embed_query(text: str) -> Any:
+            return await asyncio.to_thread(embedder.embed_query, text)
+
+        return await ground_async(
+            self._reader,
+            embed_query,
             specs,
             args["query"],
             priority_corpus=resolved.default_corpus,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hallouminate.search.fusion import RRF_K, best_possible, rrf
-from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground
+from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground, ground_async
 from hallouminate.search.snippet import make_snippet
 from hallouminate.search.terms import query_terms
 
@@ -13,6 +13,7 @@ __all__ = [
     "VECTOR_WEIGHT",
     "best_possible",
     "ground",
+    "ground_async",
     "make_snippet",
     "query_terms",
     "rrf",

@@ -8,16 +8,17 @@ request's cwd (the priority corpus) wins score ties and keeps a few reserved slo
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
-from hallouminate.indexing.ports import EmbedderPort, StorePort
+from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
 from hallouminate.search.fusion import RRF_K, best_possible, rrf
-from hallouminate.search.snippet import make_snippet
+from hallouminate.search.snippet import make_snippet, term_pattern
 from hallouminate.search.terms import query_terms
 
 # Weights from the reference implementation: keyword matches are the more precise signal on wiki pages.
@@ -45,6 +46,7 @@ def ground(
     limit: int,
     snippet_chars: int,
 ) -> dict[str, Any]:
+    """The whole query through the synchronous store API (used in-process: tests, benchmarks)."""
     started = time.perf_counter()
     _check_params(
         query,
@@ -56,14 +58,90 @@ def ground(
     )
     names = list(dict.fromkeys(spec.name for spec in corpora))
     terms = query_terms(query)
-    warnings: list[dict[str, str]] = []
-
     vector_rows = store.vector_search(embedder.embed_query(query), names, limit)
+    keyword_rows = store.fts_search(" ".join(terms), names, limit) if terms else []
+    count = getattr(store, "count_rows", None)
+    empty = [name for name in names if count is not None and count(name) == 0]
+    return assemble(
+        query,
+        terms,
+        vector_rows,
+        keyword_rows,
+        names,
+        priority_corpus=priority_corpus,
+        top_files=top_files,
+        chunks_per_file=chunks_per_file,
+        snippet_chars=snippet_chars,
+        empty_corpora=empty,
+        started=started,
+    )
+
+
+async def ground_async(
+    reader: AsyncReaderPort,
+    embed_query: Callable[[str], Awaitable[Any]],
+    corpora: Sequence[CorpusSpec],
+    query: str,
+    *,
+    priority_corpus: str | None,
+    top_files: int,
+    chunks_per_file: int,
+    limit: int,
+    snippet_chars: int,
+) -> dict[str, Any]:
+    """The same query for the daemon: searches awaited on its loop, the embedding off it.
+
+    The steps run one after another: on two cores, overlapping the embedding (which keeps both cores
+    busy) with a search measured slower than running them in turn.
+    """
+    started = time.perf_counter()
+    _check_params(
+        query,
+        corpora,
+        top_files=top_files,
+        chunks_per_file=chunks_per_file,
+        limit=limit,
+        snippet_chars=snippet_chars,
+    )
+    names = list(dict.fromkeys(spec.name for spec in corpora))
+    terms = query_terms(query)
+    vector_rows = await reader.vector_search(await embed_query(query), names, limit)
+    keyword_rows = await reader.fts_search(" ".join(terms), names, limit) if terms else []
+    empty = [name for name in names if await reader.count_rows(name) == 0]
+    return assemble(
+        query,
+        terms,
+        vector_rows,
+        keyword_rows,
+        names,
+        priority_corpus=priority_corpus,
+        top_files=top_files,
+        chunks_per_file=chunks_per_file,
+        snippet_chars=snippet_chars,
+        empty_corpora=empty,
+        started=started,
+    )
+
+
+def assemble(
+    query: str,
+    terms: list[str],
+    vector_rows: list[dict[str, Any]],
+    keyword_rows: list[dict[str, Any]],
+    names: list[str],
+    *,
+    priority_corpus: str | None,
+    top_files: int,
+    chunks_per_file: int,
+    snippet_chars: int,
+    empty_corpora: list[str],
+    started: float,
+) -> dict[str, Any]:
+    """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure)."""
+    warnings: list[dict[str, str]] = []
     lists = [[row["id"] for row in vector_rows]]
     weights = [VECTOR_WEIGHT]
-    keyword_rows: list[dict[str, Any]] = []
     if terms:
-        keyword_rows = store.fts_search(" ".join(terms), names, limit)
         lists.append([row["id"] for row in keyword_rows])
         weights.append(BM25_WEIGHT)
     else:
@@ -85,8 +163,9 @@ def ground(
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = _rank(files, priority_corpus)
     chosen = _cut(ranked, top_files, priority)
-    docs = [_doc(f, terms, chunks_per_file, snippet_chars) for f in chosen]
-    warnings.extend(_unindexed(store, names))
+    pattern = term_pattern(terms)
+    docs = [_doc(f, terms, pattern, chunks_per_file, snippet_chars) for f in chosen]
+    warnings.extend(_unindexed(empty_corpora))
     return {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
@@ -174,7 +253,9 @@ def _cut(ranked: list[_File], top_files: int, priority: str | None) -> list[_Fil
     return sorted([*keep, *extra], key=lambda f: order[id(f)])
 
 
-def _doc(entry: _File, terms: list[str], chunks_per_file: int, snippet_chars: int) -> dict[str, Any]:
+def _doc(
+    entry: _File, terms: list[str], pattern: re.Pattern[str] | None, chunks_per_file: int, snippet_chars: int
+) -> dict[str, Any]:
     best = sorted(entry.chunks, key=lambda sc: (-sc[0], sc[1]["line_start"]))[:chunks_per_file]
     return {
         "corpus": entry.corpus,
@@ -189,7 +270,7 @@ def _doc(entry: _File, terms: list[str], chunks_per_file: int, snippet_chars: in
                 "line_start": int(row["line_start"]),
                 "line_end": int(row["line_end"]),
                 "score": round(score, 4),
-                "snippet": make_snippet(row["text"] or "", terms, snippet_chars),
+                "snippet": make_snippet(row["text"] or "", terms, snippet_chars, pattern),
             }
             for score, row in best
         ],
@@ -205,11 +286,7 @@ def _stale(entry: _File) -> bool:
     return st.st_size != entry.size or st.st_mtime_ns != entry.mtime_ns
 
 
-def _unindexed(store: StorePort, names: list[str]) -> list[dict[str, str]]:
-    count = getattr(store, "count_rows", None)
-    if count is None:
-        return []
-    empty = [name for name in names if count(name) == 0]
+def _unindexed(empty: list[str]) -> list[dict[str, str]]:
     if not empty:
         return []
     return [

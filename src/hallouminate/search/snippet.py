@@ -10,12 +10,25 @@ ELLIPSIS = "…"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}(?:\s.*)?$")
 
 
-def make_snippet(text: str, terms: list[str], width: int) -> str:
+def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
+    """One regex finding every term's stem at a word start; group ``t<i>`` names the term.
+
+    Built once per query: compiling and scanning per term and per chunk cost ~150 us a snippet.
+    """
+    if not terms:
+        return None
+    # Longer stems first so that one stem being a prefix of another does not hide the longer one.
+    order = sorted(range(len(terms)), key=lambda i: -len(stem(terms[i])))
+    alternatives = "|".join(f"(?P<t{i}>{re.escape(stem(terms[i]))})" for i in order)
+    return re.compile(r"(?<!\w)(?:" + alternatives + ")")
+
+
+def make_snippet(text: str, terms: list[str], width: int, pattern: re.Pattern[str] | None = None) -> str:
     """At most ``width`` characters of ``text`` (whitespace collapsed) around the densest run of terms."""
     flat = " ".join(_without_leading_headings(text).split())
     if len(flat) <= width:
         return flat
-    hits = _term_positions(flat, terms)
+    hits = _term_positions(flat, pattern if pattern is not None else term_pattern(terms))
     start = _best_start(hits, width) if hits else 0
     return _window(flat, start, width)
 
@@ -30,14 +43,11 @@ def _without_leading_headings(text: str) -> str:
     return rest if rest.strip() else text
 
 
-def _term_positions(flat: str, terms: list[str]) -> list[tuple[int, int]]:
+def _term_positions(flat: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
     """``(offset, term index)`` of each occurrence of a term's stem at a word start."""
-    lowered = flat.lower()
-    hits: list[tuple[int, int]] = []
-    for index, term in enumerate(terms):
-        for match in re.finditer(r"(?<!\w)" + re.escape(stem(term)), lowered):
-            hits.append((match.start(), index))
-    return sorted(hits)
+    if pattern is None:
+        return []
+    return [(match.start(), int(str(match.lastgroup)[1:])) for match in pattern.finditer(flat.lower())]
 
 
 def _best_start(hits: list[tuple[int, int]], width: int) -> int:

@@ -43,6 +43,7 @@ FILES_PER_COMMIT = 256
 # indexes. Every commit also adds a fragment, which slows scans until compaction.
 OPTIMIZE_UNINDEXED_ROWS = 256
 OPTIMIZE_COMMITS = 32
+SMALL_TABLE_ROWS = 5000
 # Old versions are kept this long after an optimize: long enough for any in-flight read to finish.
 KEEP_VERSIONS = timedelta(hours=1)
 
@@ -67,6 +68,8 @@ class Store:
         self._model_name = model_name
         self._write_lock = threading.Lock()
         self._commits_since_optimize = 0
+        # Bumped after every commit, so readers on other handles know to move to the latest version.
+        self.generation = 0
         try:
             path.mkdir(parents=True, exist_ok=True)
             self._db = lancedb.connect(str(path))
@@ -139,6 +142,7 @@ class Store:
                         f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}"
                     ) from exc
                 self._commits_since_optimize += 1
+            self.generation += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
         paths = list(paths)
@@ -147,11 +151,13 @@ class Store:
             with self._write_lock:
                 self._table.delete(predicate)
                 self._commits_since_optimize += 1
+            self.generation += 1
 
     def delete_corpus(self, corpus: str) -> None:
         with self._write_lock:
             self._table.delete(f"corpus = {sql.literal(corpus)}")
             self._commits_since_optimize += 1
+            self.generation += 1
 
     def update_stats(self, corpus: str, path: str, size: int, mtime_ns: int) -> None:
         self.update_stats_many(corpus, {path: (size, mtime_ns)})
@@ -173,6 +179,7 @@ class Store:
                 # A partial-column merge keyed on (corpus, path) updates every chunk row of each file.
                 self._table.merge_insert(["corpus", "path"]).when_matched_update_all().execute(source)
                 self._commits_since_optimize += 1
+            self.generation += 1
 
     # -- maintenance ---------------------------------------------------------------------------------
     def unindexed_rows(self) -> int:
@@ -181,8 +188,14 @@ class Store:
 
     def maybe_optimize(self) -> bool:
         """Optimize when enough unindexed rows or commits have piled up; True when it ran."""
+        unindexed = self.unindexed_rows()
+        if unindexed == 0 and self._commits_since_optimize < OPTIMIZE_COMMITS:
+            return False
+        # A small table optimizes in milliseconds, and an indexed BM25 query is ~2x faster than a scan.
+        small = self._table.count_rows() <= SMALL_TABLE_ROWS
         if (
-            self.unindexed_rows() < OPTIMIZE_UNINDEXED_ROWS
+            not small
+            and unindexed < OPTIMIZE_UNINDEXED_ROWS
             and self._commits_since_optimize < OPTIMIZE_COMMITS
         ):
             return False
@@ -195,6 +208,7 @@ class Store:
             started = time.perf_counter()
             self._table.optimize(cleanup_older_than=KEEP_VERSIONS)
             self._commits_since_optimize = 0
+            self.generation += 1
             log.info("store optimized in %.2f s", time.perf_counter() - started)
 
     # -- reads ---------------------------------------------------------------------------------------
