@@ -109,6 +109,23 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def daemons_serving(sandbox: Sandbox) -> list[int]:
+    """Pids of live daemon processes started for this sandbox's socket."""
+    marker = f"HALLOUMINATE_SOCKET={sandbox.socket}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue  # exited meanwhile, or not ours to read
+        if b"daemon\x00run" in cmdline and marker in environ.split(b"\x00") and pid_alive(int(entry.name)):
+            pids.append(int(entry.name))
+    return pids
+
+
 def kill_daemon_of(sandbox: Sandbox, sig: int = signal.SIGTERM) -> None:
     pid = sandbox.daemon_pid()
     if pid and pid_alive(pid):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 import signal
+import sys
 
 import pytest
 from mcp import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
-from conftest import Sandbox, kill_daemon_of, mcp_session, pid_alive
+from conftest import Sandbox, daemons_serving, kill_daemon_of, mcp_session, pid_alive
 
 QUESTION = "How does the MCP shim reach the daemon?"
 
@@ -51,7 +51,9 @@ async def test_initialize_list_index_ground_then_the_daemon_outlives_the_shim(sa
 async def test_server_instructions_say_what_it_is_and_is_not(sandbox: Sandbox) -> None:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "hallouminate", "serve"], env=sandbox.env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "hallouminate", "serve"], env=sandbox.env
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
     assert "no conversation memory" in init.instructions
@@ -130,3 +132,17 @@ async def test_an_unreachable_daemon_is_internal_error_and_retryable(sandbox: Sa
     assert info.value.data["retryable"] is True
     assert "could not start the daemon" in info.value.message
     assert "Traceback" not in info.value.message
+
+
+async def test_two_shims_started_together_share_one_daemon(sandbox: Sandbox) -> None:
+    import asyncio
+
+    repo = sandbox.make_repo()
+
+    async def one_shim() -> str:
+        async with mcp_session(sandbox) as session:
+            found = await session.call_tool("ground", {"cwd": str(repo), "query": QUESTION})
+            return _top_path(found)
+
+    assert await asyncio.gather(one_shim(), one_shim()) == ["architecture.md", "architecture.md"]
+    assert len(daemons_serving(sandbox)) == 1

@@ -1,0 +1,47 @@
+"""The daemon's async reader sees every committed write of the store's writer, and agrees with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from test_store_lancedb import DIM, _rows, _vec
+
+from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
+
+
+async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db", DIM)
+    reader = AsyncReader(store)
+    assert await reader.count_rows("c") == 0
+
+    store.replace_files("c", {"a.md": _rows("a.md", ["alpha bravo", "charlie delta"])})
+    assert await reader.count_rows("c") == 2
+    hits = await reader.fts_search("charlie", ["c"], 10)
+    assert [h["path"] for h in hits] == ["a.md"] and "charlie" in hits[0]["text"]
+
+    store.replace_files("c", {"a.md": _rows("a.md", ["echo foxtrot"], seed=5)})
+    assert await reader.count_rows("c") == 1
+    assert await reader.fts_search("charlie", ["c"], 10) == []
+    nearest = await reader.vector_search(_vec(5), ["c"], 5)
+    assert nearest[0]["text"] == "echo foxtrot" and abs(nearest[0]["score"] - 1.0) < 1e-5
+
+    store.delete_files("c", ["a.md"])
+    assert await reader.count_rows("c") == 0
+
+
+async def test_reader_and_store_return_the_same_rows(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db", DIM)
+    store.replace_files(
+        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"text number {i} common"], seed=i) for i in range(6)}
+    )
+    store.replace_files("other", {"x.md": _rows("x.md", ["common words elsewhere"], seed=99)})
+    reader = AsyncReader(store)
+    query = np.asarray(_vec(3))
+    sync_ids = [row["id"] for row in store.vector_search(query, ["c"], 4)]
+    async_ids = [row["id"] for row in await reader.vector_search(query, ["c"], 4)]
+    assert sync_ids == async_ids
+    sync_fts = {row["id"] for row in store.fts_search("common", ["c"], 10)}
+    async_fts = {row["id"] for row in await reader.fts_search("common", ["c"], 10)}
+    assert sync_fts == async_fts and len(async_fts) == 6  # the other corpus is filtered out
