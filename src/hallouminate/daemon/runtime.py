@@ -15,8 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hallouminate import __version__
-from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, resolve
+from hallouminate import __version__, xdg
+from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline, resolve
+from hallouminate.daemon.known_repositories import KnownRepositories
+from hallouminate.daemon.watcher import CorpusWatcher
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 
 if TYPE_CHECKING:
@@ -44,6 +46,9 @@ class Runtime:
         self._corpus_locks: dict[str, asyncio.Lock] = {}
         # Corpora whose files were compared with the store since this daemon started (catch-up done).
         self._caught_up: set[str] = set()
+        self._watcher: CorpusWatcher | None = None
+        self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- loading -----------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -68,6 +73,52 @@ class Runtime:
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
         self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
+        self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)
+        self._spawn(self._startup_catch_up())
+
+    def _spawn(self, job: Any) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _startup_catch_up(self) -> None:
+        """Edits made while no daemon ran: catch up the baseline corpora and every repository served before."""
+        roots: list[Path | None] = [None, *self._known.roots()]
+        for root in roots:
+            try:
+                resolved = load_baseline() if root is None else resolve(root)
+                self._register(resolved)
+                for spec in resolved.corpora.values():
+                    if spec.name not in self._caught_up:
+                        await self._index_corpus(spec, None)
+            except asyncio.CancelledError:
+                raise
+            except HallouminateError as exc:
+                log.warning("start-up catch-up of %s skipped: %s", root or "the baseline", exc.message)
+            except Exception:
+                log.exception("start-up catch-up of %s failed", root or "the baseline")
+
+    def _register(self, resolved: Resolved) -> None:
+        """Watch every corpus a request showed us, and remember its repository for the next start."""
+        if self._watcher is not None:
+            for spec in resolved.corpora.values():
+                self._watcher.watch(spec)
+        if resolved.repository_name is not None:
+            root = resolved.repositories.get(resolved.repository_name)
+            if root is not None:
+                self._known.add(root)
+
+    async def _refresh_paths(self, spec: CorpusSpec, paths: list[str]) -> None:
+        _, _, indexer = await self._engine()
+        async with self._lock(spec.name):
+            report = await asyncio.to_thread(indexer.index_paths, spec, paths)
+        if report.get("files_upserted") or report.get("files_deleted"):
+            log.info(
+                "watcher: %s: %s", spec.name, {k: v for k, v in report.items() if k.startswith("files_")}
+            )
+
+    async def _refresh_corpus(self, spec: CorpusSpec) -> None:
+        await self._index_corpus(spec, None)
 
     async def _ensure_loaded(self) -> None:
         if self._indexer is not None:
@@ -109,7 +160,9 @@ class Runtime:
 
     # -- operations --------------------------------------------------------------------------------
     def _resolve(self, cwd: Path) -> Resolved:
-        return resolve(cwd)
+        resolved = resolve(cwd)
+        self._register(resolved)
+        return resolved
 
     async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> dict[str, Any]:
         _, _, indexer = await self._engine()
@@ -171,6 +224,7 @@ class Runtime:
         )
 
     def status(self) -> dict[str, Any]:
+        watched = [str(root) for root in self._watcher.roots] if self._watcher is not None else []
         if self._indexer is not None:
             model = "loaded"
         elif self._load_error is not None:
@@ -184,11 +238,17 @@ class Runtime:
             "model_name": self.settings.model_name,
             "model_cache_dir": str(self.settings.model_cache_dir),
             "store_dir": str(self.settings.store_dir),
+            "watched_roots": watched,
         }
 
     async def close(self) -> None:
         if self._loading is not None and not self._loading.done():
             self._loading.cancel()
+        if self._watcher is not None:
+            await self._watcher.close()
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
 
 
 def _no_corpora(cwd: Path) -> InvalidParams:

@@ -1,0 +1,98 @@
+"""Always current: edits made outside the tools reach search through the watcher, or catch-up at start."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+
+from conftest import Sandbox
+from hallouminate.client import DaemonConnection, connect_or_spawn, stop_daemon
+
+FRESHNESS_SECS = 2.0
+
+
+async def paths_for(conn: DaemonConnection, repo: Path, query: str) -> list[str]:
+    result = await conn.call("ground", str(repo), {"query": query, "top_files": 3})
+    return [doc["path"] for doc in result["docs"]]
+
+
+async def wait_until(check, deadline: float) -> float:  # type: ignore[no-untyped-def]
+    """Seconds until ``check()`` holds; fails past ``deadline`` seconds."""
+    started = time.monotonic()
+    while True:
+        if await check():
+            return time.monotonic() - started
+        if time.monotonic() - started > deadline:
+            raise AssertionError(f"not reflected within {deadline} s")
+        await asyncio.sleep(0.05)
+
+
+async def test_edit_rename_delete_outside_the_tools_reach_search(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    wiki = repo / ".hallouminate" / "wiki"
+    conn = await connect_or_spawn()
+    try:
+        await conn.call("index", str(repo), {})
+        page = wiki / "overview.md"
+        page.write_text(page.read_text() + "\n## Quokka\n\nThe zanzibar quokka protocol is our mascot.\n")
+
+        async def edited() -> bool:
+            return (await paths_for(conn, repo, "zanzibar quokka protocol"))[:1] == ["overview.md"]
+
+        print(f"edit reflected in {await wait_until(edited, FRESHNESS_SECS):.2f} s")
+
+        page.rename(wiki / "about.md")
+
+        async def renamed() -> bool:
+            found = await paths_for(conn, repo, "zanzibar quokka protocol")
+            return found[:1] == ["about.md"] and "overview.md" not in found
+
+        print(f"rename reflected in {await wait_until(renamed, FRESHNESS_SECS):.2f} s")
+
+        (wiki / "about.md").unlink()
+
+        async def deleted() -> bool:
+            return "about.md" not in await paths_for(conn, repo, "zanzibar quokka protocol")
+
+        print(f"delete reflected in {await wait_until(deleted, FRESHNESS_SECS):.2f} s")
+    finally:
+        await conn.close()
+
+
+async def test_edits_made_while_no_daemon_ran_are_caught_up(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    conn = await connect_or_spawn()
+    try:
+        await conn.call("index", str(repo), {})
+    finally:
+        await conn.close()
+    assert await stop_daemon()
+    (repo / ".hallouminate" / "wiki" / "wombat.md").write_text("# Wombat\n\nThe cubic wombat ledger.\n")
+    conn = await connect_or_spawn()
+    try:
+        assert (await paths_for(conn, repo, "cubic wombat ledger"))[:1] == ["wombat.md"]
+    finally:
+        await conn.close()
+
+
+async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo()
+    wiki = repo / ".hallouminate" / "wiki"
+    conn = await connect_or_spawn()
+    try:
+        await conn.call("index", str(repo), {})
+        shutil.rmtree(wiki)
+        await asyncio.sleep(1.5)  # long enough for the watcher to notice the root is gone
+        wiki.mkdir()
+        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist.\n")
+
+        async def back() -> bool:
+            return (await paths_for(conn, repo, "ember phoenix checklist"))[:1] == ["phoenix.md"]
+
+        await wait_until(back, 10.0)
+        status = await conn.call("status")
+        assert str(wiki) in status["watched_roots"]
+    finally:
+        await conn.close()
