@@ -2,7 +2,8 @@
 
 - shim spawn-to-initialized time (`hallouminate serve` as a subprocess, real MCP client over stdio);
 - `ground` round trip through MCP, p50/p95;
-- the bare query-embedding time (the model called in-process), for comparison.
+- the bare query-embedding time (the model called in-process), and the time a bare interpreter takes to
+  import the MCP SDK's server, as baselines measured in the same run.
 
 Usage: .venv/bin/python bench/foundation.py [--rounds 200] [--spawns 10]
 """
@@ -13,6 +14,7 @@ import argparse
 import asyncio
 import json
 import shutil
+import subprocess
 import statistics
 import sys
 import time
@@ -64,6 +66,16 @@ async def ground_round_trips(env: dict[str, str], repo: Path, rounds: int) -> li
     return times
 
 
+def sdk_import_floor(runs: int) -> list[float]:
+    """Seconds for a bare interpreter to import the MCP SDK's server: the floor under any shim's start."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import mcp.server.lowlevel, mcp.server.stdio"], check=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
 def bare_query_embedding(model_cache: Path, rounds: int) -> list[float]:
     from hallouminate.embedding import Embedder
 
@@ -90,6 +102,7 @@ def main() -> None:
         ground = asyncio.run(ground_round_trips(world.env, world.repo, opts.rounds))
         spawn = asyncio.run(spawn_to_initialized(world.env, opts.spawns))
         embed = bare_query_embedding(world.model_cache, opts.rounds)
+        floor = sdk_import_floor(opts.spawns)
     ms = 1000.0
     figures = {
         "shim_spawn_to_initialized_s": {
@@ -104,12 +117,16 @@ def main() -> None:
             "n": len(ground),
             "target_p50": 25.0,
         },
+        "sdk_import_floor_s": {"median": statistics.median(floor), "n": len(floor)},
         "bare_query_embedding_ms": {"p50": percentile(embed, 50) * ms, "p95": percentile(embed, 95) * ms},
     }
     print("hallouminate foundation bench (sample wiki, 2 cores)")
     print(
         f"  shim spawn -> initialized : median {figures['shim_spawn_to_initialized_s']['median']:.3f} s, "
         f"max {figures['shim_spawn_to_initialized_s']['max']:.3f} s over {len(spawn)} spawns  (target <= 0.8 s)"
+    )
+    print(
+        f"  (baseline) python -c 'import mcp.server' : median {figures['sdk_import_floor_s']['median']:.3f} s"
     )
     print(
         f"  ground via MCP round trip : p50 {figures['ground_mcp_ms']['p50']:.1f} ms, "
