@@ -14,8 +14,8 @@ import argparse
 import asyncio
 import json
 import shutil
-import subprocess
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
