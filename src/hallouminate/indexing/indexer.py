@@ -21,7 +21,10 @@ from typing import Any
 from hallouminate.config import CorpusSpec, Settings
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.chunker import Chunk, chunk_markdown
+from hallouminate.indexing.json_chunker import chunk_json
+from hallouminate.indexing.pdf_text import chunk_pdf
 from hallouminate.indexing.ports import EmbedderPort, FileStateLike, StorePort
+from hallouminate.indexing.text_chunker import UnparseableFile, chunk_text
 from hallouminate.indexing.walker import matches, walk_corpus
 
 Progress = Callable[[dict[str, Any]], None]
@@ -75,6 +78,20 @@ class Indexer:
                 elif rel in run.states:
                     gone.append(rel)
             return run.execute(files, gone)
+
+
+def chunk_file(rel: str, data: bytes, count_tokens: Callable[[str], int], budget: int) -> Any:
+    """Chunk one file by its format (from its extension); Markdown for anything not listed."""
+    suffix = PurePosixPath(rel).suffix.lower()
+    title = PurePosixPath(rel).name
+    if suffix == ".pdf":
+        return chunk_pdf(data, count_tokens, budget, title=title)
+    text = data.decode("utf-8-sig")
+    if suffix in (".txt", ".text", ".log", ".rst"):
+        return chunk_text(text, count_tokens, budget, title=title)
+    if suffix == ".json":
+        return chunk_json(text, count_tokens, budget, title=title)
+    return chunk_markdown(text, count_tokens, budget)
 
 
 def _check_rel(rel: str) -> str:
@@ -137,6 +154,7 @@ class _Pending:
                 "content_hash": self.digest,
                 "file_size": self.size,
                 "file_mtime_ns": self.mtime_ns,
+                "page": getattr(chunk, "page", None),
                 "vector": vector,
             }
             for chunk, vector in zip(self.chunks, self.vectors, strict=True)
@@ -228,16 +246,17 @@ class _Run:
             self.touched[rel] = (st.st_size, st.st_mtime_ns)
             return
         try:
-            text = data.decode("utf-8-sig")
+            page = chunk_file(rel, data, self.embedder.count_tokens, self.budget)
         except UnicodeDecodeError as exc:
             self.skip(rel, f"not valid UTF-8 (byte {exc.start})")
             return
-        try:
-            page = chunk_markdown(text, self.embedder.count_tokens, self.budget)
+        except UnparseableFile as exc:
+            self.skip(rel, exc.reason)
+            return
         except Exception as exc:  # a chunker bug on one odd file must not stop the corpus
             self.skip(rel, f"cannot chunk: {type(exc).__name__}: {exc}")
             return
-        pending = _Pending(rel, path, st.st_size, st.st_mtime_ns, digest, page.summary, page.chunks)
+        pending = _Pending(rel, path, st.st_size, st.st_mtime_ns, digest, page.summary, list(page.chunks))
         if not pending.chunks:
             if old is not None:  # the file became blank: its old rows go
                 self.complete(pending)

@@ -116,6 +116,7 @@ GROUND_RESULT: dict[str, Any] = {
                                 "line_end": {"type": "integer"},
                                 "score": {"type": "number"},
                                 "snippet": {"type": "string"},
+                                "page": {"type": "integer", "minimum": 1},
                             },
                             "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
                         },

@@ -264,17 +264,23 @@ def _doc(
         "score": round(entry.score, 4),
         "summary": entry.summary,
         "stale": _stale(entry),
-        "chunks": [
-            {
-                "heading_path": list(row["heading_path"] or []),
-                "line_start": int(row["line_start"]),
-                "line_end": int(row["line_end"]),
-                "score": round(score, 4),
-                "snippet": make_snippet(row["text"] or "", terms, snippet_chars, pattern),
-            }
-            for score, row in best
-        ],
+        "chunks": [_chunk(score, row, terms, pattern, snippet_chars) for score, row in best],
     }
+
+
+def _chunk(
+    score: float, row: dict[str, Any], terms: list[str], pattern: re.Pattern[str] | None, snippet_chars: int
+) -> dict[str, Any]:
+    chunk = {
+        "heading_path": list(row["heading_path"] or []),
+        "line_start": int(row["line_start"]),
+        "line_end": int(row["line_end"]),
+        "score": round(score, 4),
+        "snippet": make_snippet(row["text"] or "", terms, snippet_chars, pattern),
+    }
+    if row.get("page") is not None:
+        chunk["page"] = int(row["page"])  # PDF chunks only: line numbers are within that page's text
+    return chunk
 
 
 def _stale(entry: _File) -> bool:

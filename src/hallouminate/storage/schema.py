@@ -12,7 +12,7 @@ import pyarrow as pa
 
 TABLE = "chunks"
 # Bumped when the columns change: an older table is dropped and rebuilt by the next index run.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 
@@ -31,6 +31,7 @@ RESULT_COLUMNS = [
     "file_size",
     "file_mtime_ns",
     "indexed_at_ms",
+    "page",
 ]
 STATE_COLUMNS = ["path", "file_size", "file_mtime_ns", "content_hash", "indexed_at_ms"]
 
@@ -47,6 +48,8 @@ ROW_KEYS = (
     "file_mtime_ns",
     "vector",
 )
+# Keys a row may omit (null when absent).
+OPTIONAL_KEYS = ("page",)
 
 
 def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
@@ -69,6 +72,8 @@ def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
             pa.field("file_size", pa.int64()),
             pa.field("file_mtime_ns", pa.int64()),
             pa.field("indexed_at_ms", pa.int64()),
+            # 1-based page of a PDF chunk; null for every other format.
+            pa.field("page", pa.int32()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ],
         metadata=meta,
@@ -99,6 +104,8 @@ def build_table(schema: pa.Schema, corpus: str, files: Mapping[str, Sequence[Map
             for key in ROW_KEYS:
                 if key != "vector":
                     cols[key].append(row[key])
+            for key in OPTIONAL_KEYS:
+                cols[key].append(row.get(key))
             vector = np.asarray(row["vector"], dtype=np.float32).reshape(-1)
             if vector.shape[0] != dim:
                 raise ValueError(f"row {ordinal} of {path!r}: vector has {vector.shape[0]} dims, want {dim}")

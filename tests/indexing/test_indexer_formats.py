@@ -1,0 +1,85 @@
+"""Text, JSON and PDF files go through the indexer into search; unparseable ones are skipped, old rows kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from test_indexer_gate import embedder, setup, wiki  # noqa: F401 - fixtures
+
+from hallouminate.config import CorpusSpec
+from hallouminate.embedding import Embedder
+from hallouminate.indexing import Indexer
+from hallouminate.search import ground
+from hallouminate.storage import Store
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    return bytes(pdf.output())
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, setup) -> tuple[Indexer, Store, CorpusSpec]:  # noqa: F811
+    indexer, store, spec = setup
+    root = spec.roots[0]
+    (root / "notes.txt").write_text("Plain notes.\n\nThe turquoise heron migrates every spring.\n")
+    (root / "config.json").write_text(
+        json.dumps({"servers": [{"name": "alpha", "role": "the amber gateway"}]}, indent=2)
+    )
+    (root / "manual.pdf").write_bytes(
+        make_pdf(["Chapter one covers setup.", "Page two explains the crimson lighthouse procedure."])
+    )
+    spec = CorpusSpec(
+        spec.name, spec.kind, spec.roots, ("**/*.md", "**/*.txt", "**/*.json", "**/*.pdf"), (), "t"
+    )
+    return indexer, store, spec
+
+
+def search(store: Store, embedder: Embedder, spec: CorpusSpec, query: str) -> list[dict]:
+    result = ground(
+        store,
+        embedder,
+        [spec],
+        query,
+        priority_corpus=None,
+        top_files=3,
+        chunks_per_file=2,
+        limit=20,
+        snippet_chars=200,
+    )
+    return result["docs"]
+
+
+def test_each_format_is_indexed_and_found(mixed, embedder: Embedder) -> None:  # noqa: F811
+    indexer, store, spec = mixed
+    report = indexer.index_corpus(spec)
+    assert report["files_skipped"] == 0, report["skipped"]
+    assert search(store, embedder, spec, "turquoise heron")[0]["path"] == "notes.txt"
+    found = search(store, embedder, spec, "amber gateway")[0]
+    assert found["path"] == "config.json"
+    assert found["chunks"][0]["heading_path"][0] == "config.json"
+    pdf = search(store, embedder, spec, "crimson lighthouse procedure")[0]
+    assert pdf["path"] == "manual.pdf"
+    assert pdf["chunks"][0]["page"] == 2 and "page:2" in pdf["chunks"][0]["heading_path"]
+
+
+def test_an_unparseable_file_is_skipped_and_its_last_good_rows_stay(mixed, embedder: Embedder) -> None:  # noqa: F811
+    indexer, store, spec = mixed
+    indexer.index_corpus(spec)
+    root = spec.roots[0]
+    (root / "config.json").write_text('{"servers": [ broken')
+    (root / "manual.pdf").write_bytes(b"%PDF-1.7 not really a pdf")
+    report = indexer.index_corpus(spec)
+    reasons = {item["path"]: item["reason"] for item in report["skipped"]}
+    assert set(reasons) == {"config.json", "manual.pdf"}
+    assert report["files_skipped"] == 2
+    # The rows of the last good versions still answer.
+    assert search(store, embedder, spec, "amber gateway")[0]["path"] == "config.json"
+    assert search(store, embedder, spec, "crimson lighthouse procedure")[0]["path"] == "manual.pdf"
