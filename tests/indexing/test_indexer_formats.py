@@ -42,10 +42,10 @@ def mixed(tmp_path: Path, setup) -> tuple[Indexer, Store, CorpusSpec]:  # noqa: 
     return indexer, store, spec
 
 
-def search(store: Store, embedder: Embedder, spec: CorpusSpec, query: str) -> list[dict]:
+def search(store: Store, model: Embedder, spec: CorpusSpec, query: str) -> list[dict]:
     result = ground(
         store,
-        embedder,
+        model,
         [spec],
         query,
         priority_corpus=None,
