@@ -5,22 +5,37 @@ This package imports nothing heavy (no lancedb, fastembed or numpy): the CLI's l
 
 from __future__ import annotations
 
+from hallouminate.config.discover import discover_repositories
 from hallouminate.config.init_repo import INDEX_END, INDEX_START, init_repo
-from hallouminate.config.merge import wiki_corpus_name
+from hallouminate.config.merge import SETTING_FIELDS, wiki_corpus_name
 from hallouminate.config.resolve import corpus_for, find_repo_root, load_baseline, resolve
 from hallouminate.config.types import CorpusKind, CorpusSpec, Resolved, Settings
+from hallouminate.config.validate import (
+    baseline_template,
+    describe_effective,
+    files_for,
+    validate_file,
+    validate_for,
+)
 
 __all__ = [
     "INDEX_END",
     "INDEX_START",
+    "SETTING_FIELDS",
     "CorpusKind",
     "CorpusSpec",
     "Resolved",
     "Settings",
+    "baseline_template",
     "corpus_for",
+    "describe_effective",
+    "discover_repositories",
+    "files_for",
     "find_repo_root",
     "init_repo",
     "load_baseline",
     "resolve",
+    "validate_file",
+    "validate_for",
     "wiki_corpus_name",
 ]

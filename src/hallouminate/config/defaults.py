@@ -19,3 +19,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 CORPUS_GLOBS = ("**/*.md",)
 WIKI_DIR = ".hallouminate/wiki"
 REPO_CONFIG = ".hallouminate/config.toml"
+# Discovery of repositories below a cwd that is above all of them: how deep, and at most how many
+# directories to look at (a cwd of / or ~ must stay cheap: discovery runs on every such request).
+DISCOVERY_MAX_DEPTH = 4
+DISCOVERY_MAX_DIRS = 20_000

@@ -12,13 +12,14 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hallouminate.config import defaults
 from hallouminate.errors import InvalidParams
 
 # Tables holding single values, with the type check of each key.
 Scalar = str | int | float | Path
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ class Layer:
 MIN_CHUNK_TOKENS = 32
 
 # Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
-BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon"})
+# `[discovery]` too: it decides what a request made *above* every repository sees, where no repo layer applies.
+BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon", "discovery"})
 
 
 def read_layer(file: Path, root: Path | None) -> Layer:
@@ -76,6 +78,25 @@ def read_layer(file: Path, root: Path | None) -> Layer:
     return _Parser(file, root).layer(doc)
 
 
+def check_layer(file: Path, root: Path | None) -> tuple[Layer | None, list[InvalidParams]]:
+    """Like ``read_layer`` but collecting every problem instead of stopping at the first one.
+
+    The layer is None when the file cannot be read or parsed at all; otherwise it holds what was valid.
+    """
+    try:
+        raw = file.read_bytes()
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        try:
+            read_layer(file, root)
+        except InvalidParams as exc:
+            return None, [exc]
+        raise  # pragma: no cover - read_layer fails on exactly these inputs
+    parser = _Parser(file, root, collect=True)
+    layer = parser.layer(doc)
+    return layer, parser.problems
+
+
 def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
     # Python 3.11's TOMLDecodeError carries the position only in its message.
     lineno = getattr(exc, "lineno", None)
@@ -86,9 +107,25 @@ def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
 
 
 class _Parser:
-    def __init__(self, file: Path, root: Path | None) -> None:
+    def __init__(self, file: Path, root: Path | None, *, collect: bool = False) -> None:
         self.file = file
         self.root = root
+        # Validation (`config validate`) wants every problem; loading stops at the first.
+        self.collect = collect
+        self.problems: list[InvalidParams] = []
+
+    def report(self, error: InvalidParams) -> None:
+        if not self.collect:
+            raise error
+        self.problems.append(error)
+
+    def attempt(self, fn: Callable[..., _T], *args: Any) -> _T | None:
+        """``fn(*args)``, or None with the problem recorded when collecting."""
+        try:
+            return fn(*args)
+        except InvalidParams as exc:
+            self.report(exc)
+            return None
 
     # -- errors --------------------------------------------------------------------------------------
     def fail(self, where: str, problem: str) -> InvalidParams:
@@ -170,28 +207,39 @@ class _Parser:
         known_tables = [*scalar_specs, "corpus", "repository"]
         for table, body in doc.items():
             if table == "corpus":
-                layer.corpora.extend(self.corpus(i, t) for i, t in enumerate(self.array(table, body)))
+                for i, t in enumerate(self.attempt(self.array, table, body) or []):
+                    corpus = self.attempt(self.corpus, i, t)
+                    if corpus is not None:
+                        layer.corpora.append(corpus)
             elif table == "repository":
-                layer.repositories.extend(
-                    self.repository(i, t) for i, t in enumerate(self.array(table, body))
-                )
+                for i, t in enumerate(self.attempt(self.array, table, body) or []):
+                    repo = self.attempt(self.repository, i, t)
+                    if repo is not None:
+                        layer.repositories.append(repo)
             elif table in scalar_specs:
-                if not isinstance(body, dict):
-                    raise self.fail(table, f"must be a table ([{table}]), got {_tname(body)}")
-                if self.root is not None and table in BASELINE_ONLY:
-                    raise self.fail(
-                        f"[{table}]",
-                        "is a daemon-wide setting and may only be set in the baseline config "
-                        "($XDG_CONFIG_HOME/hallouminate/config.toml), not in a repository layer",
-                    )
-                specs = scalar_specs[table]
-                for key, value in body.items():
-                    if key not in specs:
-                        raise self.unknown(f"[{table}] ", key, list(specs))
-                    layer.scalars[f"{table}.{key}"] = specs[key](f"[{table}] {key}", value)
+                self.attempt(self.scalar_table, layer, table, body, scalar_specs[table])
             else:
-                raise self.unknown("", table, known_tables)
+                self.report(self.unknown("", table, known_tables))
         return layer
+
+    def scalar_table(
+        self, layer: Layer, table: str, body: Any, specs: dict[str, Callable[[str, Any], Scalar]]
+    ) -> None:
+        if not isinstance(body, dict):
+            raise self.fail(table, f"must be a table ([{table}]), got {_tname(body)}")
+        if self.root is not None and table in BASELINE_ONLY:
+            raise self.fail(
+                f"[{table}]",
+                "is a daemon-wide setting and may only be set in the baseline config "
+                "($XDG_CONFIG_HOME/hallouminate/config.toml), not in a repository layer",
+            )
+        for key, value in body.items():
+            if key not in specs:
+                self.report(self.unknown(f"[{table}] ", key, list(specs)))
+                continue
+            checked = self.attempt(specs[key], f"[{table}] {key}", value)
+            if checked is not None:
+                layer.scalars[f"{table}.{key}"] = checked
 
     def array(self, table: str, body: Any) -> list[dict[str, Any]]:
         if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
@@ -207,7 +255,7 @@ class _Parser:
             name=name,
             roots=self.path_list(f"{where} paths", table["paths"]),
             globs=self.globs(f"{where} globs", table.get("globs", list(defaults.CORPUS_GLOBS))),
-            exclude=self.string_list(f"{where} exclude", table.get("exclude", [])),
+            exclude=self.patterns(f"{where} exclude", table.get("exclude", []), allow_empty=True),
         )
 
     def repository(self, index: int, table: dict[str, Any]) -> RawRepository:
@@ -232,11 +280,32 @@ class _Parser:
             corpus_globs=self.globs(
                 f"{where} corpus_globs", table.get("corpus_globs", list(defaults.CORPUS_GLOBS))
             ),
-            corpus_exclude=self.string_list(f"{where} corpus_exclude", table.get("corpus_exclude", [])),
+            corpus_exclude=self.patterns(
+                f"{where} corpus_exclude", table.get("corpus_exclude", []), allow_empty=True
+            ),
         )
 
     def globs(self, where: str, value: Any) -> tuple[str, ...]:
-        return self.string_list(where, value, allow_empty=False)
+        return self.patterns(where, value, allow_empty=False)
+
+    def patterns(self, where: str, value: Any, *, allow_empty: bool) -> tuple[str, ...]:
+        items = self.string_list(where, value, allow_empty=allow_empty)
+        # A pattern pathspec cannot compile would silently match nothing during the walk: refuse it here.
+        from pathspec import GitIgnoreSpec  # light, pure Python; imported lazily all the same
+
+        for i, item in enumerate(items):
+            try:
+                GitIgnoreSpec.from_lines([item])
+            except Exception as exc:
+                raise self.fail(
+                    f"{where}[{i}]", f"{item!r} is not a valid gitignore-style pattern: {exc}"
+                ) from None
+        return items
+
+    def non_negative_int(self, where: str, value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(where, f"must be a non-negative integer, got {value!r}")
+        return value
 
     def check_keys(
         self, where: str, table: dict[str, Any], *, required: tuple[str, ...], optional: tuple[str, ...]
@@ -244,7 +313,7 @@ class _Parser:
         known = [*required, *optional]
         for key in table:
             if key not in known:
-                raise self.unknown(f"{where} ", key, known)
+                self.report(self.unknown(f"{where} ", key, known))
         for key in required:
             if key not in table:
                 raise self.fail(where, f"is missing the required key {key!r}")
@@ -262,6 +331,7 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
             "snippet_chars": p.positive_int,
         },
         "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
+        "discovery": {"max_depth": p.non_negative_int},
     }
 
 

@@ -6,6 +6,7 @@ wins, so a conflict is an error naming both values and both files).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,18 +16,59 @@ from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar
 from hallouminate.config.types import CorpusSpec, Resolved, Settings
 from hallouminate.errors import InvalidParams
 
+# Setting key (table.key, as written in a file) -> the `Settings` field it sets.
+SETTING_FIELDS: dict[str, str] = {
+    "embeddings.model": "model_name",
+    "embeddings.cache_dir": "model_cache_dir",
+    "storage.path": "store_dir",
+    "daemon.idle_exit_secs": "idle_exit_secs",
+    "search.top_files": "top_files",
+    "search.chunks_per_file": "chunks_per_file",
+    "search.limit": "limit",
+    "search.snippet_chars": "snippet_chars",
+    "indexing.chunk_tokens": "chunk_tokens",
+    "indexing.max_file_bytes": "max_file_bytes",
+    "discovery.max_depth": "discovery_max_depth",
+}
 
-def merge(layers: list[Layer], cwd: Path | None) -> Resolved:
+
+def merge(
+    layers: list[Layer],
+    cwd: Path | None,
+    discovered: Sequence[Layer] = (),
+    warnings: Sequence[str] = (),
+) -> Resolved:
+    """Merge ``layers`` (baseline, then the repo layer) strictly; ``discovered`` layers leniently.
+
+    A discovered layer (a repository found below a cwd that is above every repository) contributes its
+    ``[[corpus]]`` and ``[[repository]]`` entries only: its settings are for requests made inside it. One
+    that clashes with what is already known (two clones of one project under the same name) is skipped
+    with a warning rather than making the whole directory unusable.
+    """
     scalars = _merge_scalars(layers)
-    corpora, repositories = _merge_lists(layers)
+    lists = _Lists()
+    for layer in layers:
+        lists.add(layer)
+    notes = list(warnings)
+    for layer in discovered:
+        try:
+            lists.try_add(layer)
+        except InvalidParams as exc:
+            notes.append(f"skipped the discovered repository config {layer.file}: {exc.message}")
+    repositories = {name: repo for name, (repo, _) in lists.repositories.items()}
     repo_name = _repository_for(cwd, repositories) if cwd is not None else None
+    used = [layer for layer in discovered if layer.file in lists.files]
     return Resolved(
-        settings=_settings(scalars),
-        corpora=corpora,
+        settings=_settings({key: value for key, (value, _) in scalars.items()}),
+        corpora={name: origin.spec for name, origin in lists.corpora.items()},
         repository_name=repo_name,
         default_corpus=wiki_corpus_name(repo_name) if repo_name else None,
-        sources=tuple(layer.file for layer in layers),
+        sources=tuple(layer.file for layer in [*layers, *used]),
         repositories={name: r.path for name, r in repositories.items()},
+        setting_sources={key: file for key, (_, file) in scalars.items()},
+        corpus_sources={name: origin.file for name, origin in lists.corpora.items()},
+        discovered=tuple(layer.root for layer in used if layer.root is not None),
+        warnings=tuple(notes),
     )
 
 
@@ -34,7 +76,7 @@ def wiki_corpus_name(repository: str) -> str:
     return f"repo:{repository}:wiki"
 
 
-def _merge_scalars(layers: list[Layer]) -> dict[str, Scalar]:
+def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
     seen: dict[str, tuple[Scalar, Path]] = {}
     for layer in layers:
         for key, value in layer.scalars.items():
@@ -51,7 +93,7 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, Scalar]:
                     },
                 )
             seen.setdefault(key, (value, layer.file))
-    return {key: value for key, (value, _) in seen.items()}
+    return seen
 
 
 def _show(value: Scalar) -> str:
@@ -64,39 +106,49 @@ class _Origin:
     file: Path
 
 
-def _merge_lists(layers: list[Layer]) -> tuple[dict[str, CorpusSpec], dict[str, RawRepository]]:
-    corpora: dict[str, _Origin] = {}
-    repositories: dict[str, tuple[RawRepository, Path]] = {}
+class _Lists:
+    """The ``[[corpus]]`` and ``[[repository]]`` entries of the layers merged so far."""
 
-    def add(spec: CorpusSpec, file: Path) -> None:
-        prior = corpora.get(spec.name)
-        if prior is None:
-            corpora[spec.name] = _Origin(spec, file)
-        elif prior.spec != spec:
-            # An identical repeat (a repo registered in the baseline and in its own layer) is harmless.
-            raise InvalidParams(
-                f"corpus {spec.name!r} is defined twice, differently: in {prior.file} and in {file}",
-                {"corpus": spec.name, "files": [str(prior.file), str(file)]},
-            )
+    def __init__(self) -> None:
+        self.corpora: dict[str, _Origin] = {}
+        self.repositories: dict[str, tuple[RawRepository, Path]] = {}
+        self.files: set[Path] = set()
 
-    for layer in layers:
+    def try_add(self, layer: Layer) -> None:
+        """``add``, all or nothing: on a clash the state is as before and the error propagates."""
+        corpora, repositories, files = dict(self.corpora), dict(self.repositories), set(self.files)
+        try:
+            self.add(layer)
+        except InvalidParams:
+            self.corpora, self.repositories, self.files = corpora, repositories, files
+            raise
+
+    def add(self, layer: Layer) -> None:
+        self.files.add(layer.file)
         for raw in layer.corpora:
-            add(_custom(raw), layer.file)
+            self._add_corpus(_custom(raw), layer.file)
         for repo in layer.repositories:
-            prior_repo = repositories.get(repo.name)
+            prior_repo = self.repositories.get(repo.name)
             if prior_repo is not None and prior_repo[0] != repo:
                 raise InvalidParams(
                     f"repository {repo.name!r} is defined twice, differently: in {prior_repo[1]} and in "
                     f"{layer.file}",
                     {"repository": repo.name, "files": [str(prior_repo[1]), str(layer.file)]},
                 )
-            repositories.setdefault(repo.name, (repo, layer.file))
+            self.repositories.setdefault(repo.name, (repo, layer.file))
             for spec in _derived(repo):
-                add(spec, layer.file)
-    return (
-        {name: origin.spec for name, origin in corpora.items()},
-        {name: repo for name, (repo, _) in repositories.items()},
-    )
+                self._add_corpus(spec, layer.file)
+
+    def _add_corpus(self, spec: CorpusSpec, file: Path) -> None:
+        prior = self.corpora.get(spec.name)
+        if prior is None:
+            self.corpora[spec.name] = _Origin(spec, file)
+        elif prior.spec != spec:
+            # An identical repeat (a repo registered in the baseline and in its own layer) is harmless.
+            raise InvalidParams(
+                f"corpus {spec.name!r} is defined twice, differently: in {prior.file} and in {file}",
+                {"corpus": spec.name, "files": [str(prior.file), str(file)]},
+            )
 
 
 def _custom(raw: RawCorpus) -> CorpusSpec:
@@ -136,6 +188,7 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         return s.get(key, default)
 
     return Settings(
+        discovery_max_depth=int(get("discovery.max_depth", defaults.DISCOVERY_MAX_DEPTH)),
         model_name=str(get("embeddings.model", defaults.MODEL_NAME)),
         model_cache_dir=Path(get("embeddings.cache_dir", xdg.default_model_cache())),
         store_dir=Path(get("storage.path", xdg.default_store_dir())),

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import os
+from dataclasses import replace
 from pathlib import Path
 
 from hallouminate import xdg
 from hallouminate.config import defaults
+from hallouminate.config.discover import discover_repositories
 from hallouminate.config.layer import Layer, read_layer
 from hallouminate.config.merge import merge
 from hallouminate.config.types import CorpusSpec, Resolved
 from hallouminate.errors import InvalidParams
+from hallouminate.gitdirs import checkout_root, git_common_dir
 
 
 def load_baseline() -> Resolved:
@@ -19,22 +23,94 @@ def load_baseline() -> Resolved:
 
 
 def resolve(cwd: Path) -> Resolved:
-    """The effective config for a request made from ``cwd`` (absolute and canonical)."""
+    """The effective config for a request made from ``cwd`` (absolute and canonical).
+
+    Inside a repository: the baseline plus that repository's layer. Inside a git checkout without a repo
+    layer: the baseline alone. Above every repository (no ``.git`` and no repo layer walking up): the
+    baseline plus the corpora of the repositories discovered below ``cwd``.
+    """
     if not cwd.is_absolute():
         raise InvalidParams(f"cwd must be an absolute path, got {str(cwd)!r}", {"cwd": str(cwd)})
     layers = _baseline_layers()
-    root = find_repo_root(cwd)
+    root, checkout = _walk_up(cwd)
     if root is not None:
-        layers.append(read_layer(root / defaults.REPO_CONFIG, root))
-    return merge(layers, cwd)
+        repo_layer = read_layer(root / defaults.REPO_CONFIG, root)
+        if layers:
+            layers[0] = _without_other_checkouts(layers[0], repo_layer, root)
+        layers.append(repo_layer)
+        return merge(layers, cwd)
+    if checkout is not None:
+        return merge(layers, cwd)
+    return _resolve_above_repositories(cwd, layers)
 
 
 def find_repo_root(cwd: Path) -> Path | None:
-    """The nearest directory at or above ``cwd`` holding ``.hallouminate/config.toml``."""
+    """The nearest directory at or above ``cwd`` holding ``.hallouminate/config.toml``.
+
+    The search stops at the checkout root (the first directory holding ``.git``, a directory or a linked
+    worktree's file): a nested checkout, a submodule or a worktree placed inside another checkout never
+    inherits the enclosing checkout's repo layer.
+    """
+    return _walk_up(cwd)[0]
+
+
+def _walk_up(cwd: Path) -> tuple[Path | None, Path | None]:
+    """(repo root, checkout root): the first directory with a repo layer, the first with ``.git``.
+
+    Walking stops at whichever comes first (a directory holding both is the repo root).
+    """
     for directory in (cwd, *cwd.parents):
         if _exists(directory / defaults.REPO_CONFIG):
-            return directory
-    return None
+            return directory, checkout_root(directory)
+        if os.path.lexists(directory / ".git"):
+            return None, directory
+    return None, None
+
+
+def _without_other_checkouts(baseline: Layer, repo_layer: Layer, root: Path) -> Layer:
+    """The baseline minus its ``[[repository]]`` entries that are this repository's other checkouts.
+
+    The baseline may register a repository by its main checkout; the same repository's linked worktree
+    has the same committed repo layer (same name, path "."). From inside the worktree, that worktree is
+    the repository: the baseline's entry for the main checkout gives way instead of clashing with it.
+    """
+    names = {repo.name: repo.path for repo in repo_layer.repositories}
+    clashing = [r for r in baseline.repositories if r.name in names and r.path != names[r.name]]
+    if not clashing:
+        return baseline
+    here = _common_dir(root)
+    if here is None:
+        return baseline
+    drop = [r for r in clashing if _common_dir(r.path) == here]
+    if not drop:
+        return baseline
+    return replace(baseline, repositories=[r for r in baseline.repositories if r not in drop])
+
+
+def _common_dir(path: Path) -> Path | None:
+    checkout = checkout_root(path)
+    return git_common_dir(checkout) if checkout is not None else None
+
+
+def _resolve_above_repositories(cwd: Path, layers: list[Layer]) -> Resolved:
+    depth = defaults.DISCOVERY_MAX_DEPTH
+    if layers:
+        depth = int(layers[0].scalars.get("discovery.max_depth", depth))
+    roots, truncated = discover_repositories(cwd, depth)
+    discovered: list[Layer] = []
+    warnings: list[str] = []
+    for root in roots:
+        try:
+            discovered.append(read_layer(root / defaults.REPO_CONFIG, root))
+        except InvalidParams as exc:
+            # One broken repository must not make every request from the parent directory fail.
+            warnings.append(f"skipped the discovered repository at {root}: {exc.message}")
+    if truncated:
+        warnings.append(
+            f"repository discovery below {cwd} stopped after {defaults.DISCOVERY_MAX_DIRS} directories; "
+            "run from inside a repository, or register repositories in the baseline config"
+        )
+    return merge(layers, cwd, discovered, warnings)
 
 
 def _baseline_layers() -> list[Layer]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -24,6 +25,16 @@ class CorpusSpec:
     exclude: tuple[str, ...]
     repository: str | None
 
+    @property
+    def store_key(self) -> str:
+        """An identity for this corpus' rows: its name plus a digest of its roots.
+
+        Two checkouts of one repository (a linked worktree) derive the same name, ``repo:proj:wiki``, over
+        different roots; rows keyed by the name alone would show one checkout's pages to the other.
+        """
+        digest = hashlib.sha256("\0".join(str(r) for r in self.roots).encode()).hexdigest()[:12]
+        return f"{self.name}@{digest}"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -37,6 +48,8 @@ class Settings:
     snippet_chars: int
     chunk_tokens: int
     max_file_bytes: int
+    # How deep below a cwd that is above every repository to look for repositories (0 turns it off).
+    discovery_max_depth: int = 4
 
 
 @dataclass(frozen=True)
@@ -49,3 +62,12 @@ class Resolved:
     sources: tuple[Path, ...]
     # Every configured repository by name -> its canonical root (for hooks and diagnostics).
     repositories: dict[str, Path] = field(default_factory=dict)
+    # Provenance, for `config show`: setting key ("search.top_files") -> the file that set it (absent:
+    # default), and corpus name -> the file that defined it.
+    setting_sources: dict[str, Path] = field(default_factory=dict)
+    corpus_sources: dict[str, Path] = field(default_factory=dict)
+    # Repo layers found below a cwd that is above every repository (see `discover_repositories`).
+    discovered: tuple[Path, ...] = ()
+    # Problems that did not stop resolution: a discovered repository skipped because its config is
+    # broken or clashes with another, a discovery walk cut short.
+    warnings: tuple[str, ...] = ()

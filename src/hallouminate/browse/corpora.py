@@ -1,0 +1,33 @@
+"""``list_corpora``: every effective corpus for the request's cwd."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hallouminate.config import CorpusSpec, Resolved
+
+
+def corpus_entry(spec: CorpusSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "kind": spec.kind,
+        "paths": [str(root) for root in spec.roots],
+        "globs": list(spec.globs),
+        "exclude": list(spec.exclude),
+        "repository": spec.repository,
+    }
+
+
+def list_corpora(resolved: Resolved) -> dict[str, Any]:
+    """``{corpora: [{name, kind, paths, globs, exclude, repository}], default_corpus, repository, warnings}``.
+
+    Corpora come in configuration order (baseline first, then the repo layer, then discovered
+    repositories). ``default_corpus`` is what the read tools use when no corpus is passed (null outside
+    every repository); ``warnings`` says why a discovered repository is missing, if one is.
+    """
+    return {
+        "corpora": [corpus_entry(spec) for spec in resolved.corpora.values()],
+        "default_corpus": resolved.default_corpus,
+        "repository": resolved.repository_name,
+        "warnings": list(resolved.warnings),
+    }

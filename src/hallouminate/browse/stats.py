@@ -1,0 +1,32 @@
+"""``corpus_stats``: index health of one corpus, from plain data the daemon reads out of the store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from hallouminate.config import CorpusSpec
+from hallouminate.indexing.walker import walk_corpus
+
+
+class IndexedFile(Protocol):
+    """What the stats need of a stored file state (``storage.FileState`` has it)."""
+
+    indexed_at_ms: int
+
+
+def corpus_stats(spec: CorpusSpec, states: Mapping[str, IndexedFile], chunk_count: int) -> dict[str, Any]:
+    """``{corpus, indexed_files, total_chunks, last_indexed_ms, unindexed_files}``.
+
+    ``states`` maps each corpus-relative path that has rows to its state, ``chunk_count`` is the corpus'
+    row count. ``last_indexed_ms`` is the newest ``indexed_at_ms`` (null when nothing is indexed);
+    ``unindexed_files`` counts the files on disk (as ``list_files`` sees them) that have no rows yet.
+    """
+    on_disk = [rel for rel, _ in walk_corpus(spec)]
+    return {
+        "corpus": spec.name,
+        "indexed_files": len(states),
+        "total_chunks": chunk_count,
+        "last_indexed_ms": max((s.indexed_at_ms for s in states.values()), default=None),
+        "unindexed_files": sum(1 for rel in on_disk if rel not in states),
+    }

@@ -1,0 +1,190 @@
+"""``hallouminate config init|show|validate``, ``corpora`` and ``read``.
+
+``config`` works locally (it reads files, no daemon); ``corpora`` and ``read`` ask the daemon, like the
+MCP tools, so they see exactly what an agent sees. Register with ``cli.add_command(...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _cwd() -> Path:
+    from hallouminate.protocol.cwd import canonical_cwd
+
+    return canonical_cwd(os.getcwd())
+
+
+@click.group("config")
+def config_group() -> None:
+    """Write, show and check the configuration (baseline and repository layer)."""
+
+
+@config_group.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing baseline config.")
+def config_init(force: bool) -> None:
+    """Write a commented baseline config to $XDG_CONFIG_HOME/hallouminate/config.toml."""
+    from hallouminate import xdg
+    from hallouminate.config import baseline_template
+
+    file = xdg.baseline_config_file()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # "x" (O_EXCL) unless forced: never clobber a config someone wrote, even in a race.
+        with file.open("w" if force else "x", encoding="utf-8") as f:
+            f.write(baseline_template())
+    except FileExistsError:
+        raise click.ClickException(
+            f"{file} already exists; edit it, or pass --force to replace it with the template"
+        ) from None
+    click.echo(f"wrote {file}")
+
+
+@config_group.command("show")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def config_show(fmt: str) -> None:
+    """Print the effective configuration for the current directory and the files it came from."""
+    from hallouminate.config import describe_effective, resolve
+    from hallouminate.errors import HallouminateError
+
+    try:
+        cwd = _cwd()
+        described = describe_effective(resolve(cwd))
+    except HallouminateError as exc:
+        raise click.ClickException(exc.message) from None
+    described = {"cwd": str(cwd), **described}
+    if fmt == "json":
+        click.echo(json.dumps(described, indent=2))
+    else:
+        click.echo(render_effective(described), nl=False)
+
+
+@config_group.command("validate")
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+def config_validate(files: tuple[Path, ...]) -> None:
+    """Check config files; exit 1 naming each problem (key and file), 0 when clean.
+
+    Without FILES: the baseline and the repository layer that apply to the current directory, each alone
+    and then together. A file at <repo>/.hallouminate/config.toml is checked as a repository layer, any
+    other as a baseline.
+    """
+    from hallouminate import xdg
+    from hallouminate.config import validate_file, validate_for
+    from hallouminate.errors import HallouminateError
+
+    if files:
+        checked = [f.absolute() for f in files]
+        problems = [message for f in checked for message in validate_file(f)]
+    else:
+        try:
+            checked, problems = validate_for(_cwd())
+        except HallouminateError as exc:
+            checked, problems = [], [exc.message]
+        if not checked and not problems:
+            click.echo(
+                f"no config files apply here (looked for {xdg.baseline_config_file()} and "
+                ".hallouminate/config.toml above the current directory); every setting has its default"
+            )
+            return
+    for message in problems:
+        click.echo(message, err=True)
+    if problems:
+        click.echo(f"{len(problems)} problem(s) in {', '.join(str(f) for f in checked)}", err=True)
+        sys.exit(1)
+    for file in checked:
+        click.echo(f"ok: {file}")
+
+
+@click.command("corpora")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def corpora(fmt: str) -> None:
+    """List the corpora visible from the current directory (* marks the default)."""
+    from hallouminate.cli.daemon_calls import call_daemon
+
+    result = call_daemon("list_corpora")
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_corpora(result), nl=False)
+
+
+@click.command("read")
+@click.argument("corpus")
+@click.argument("path")
+@click.option("--line-numbers", is_flag=True, help='Prefix each line with "N: ".')
+def read(corpus: str, path: str, line_numbers: bool) -> None:
+    """Print the file PATH (relative to its corpus) of CORPUS verbatim."""
+    from hallouminate.cli.daemon_calls import call_daemon
+
+    args: dict[str, Any] = {"corpus": corpus, "path": path}
+    if line_numbers:
+        args["line_numbers"] = True
+    result = call_daemon("read_markdown", args)
+    # Bytes straight to stdout: click.echo would strip ANSI sequences when piped, and this is verbatim.
+    sys.stdout.buffer.write(result["content"].encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+# -- rendering -----------------------------------------------------------------------------------------
+def render_effective(d: dict[str, Any]) -> str:
+    """TOML-like text: every setting with its origin, then the corpora, then warnings."""
+    lines = [f"# effective configuration for {d['cwd']}"]
+    if d["repository"]:
+        lines.append(f"# repository: {d['repository']} (default corpus {d['default_corpus']})")
+    else:
+        lines.append("# repository: none (read tools need an explicit corpus)")
+    if d["sources"]:
+        lines.append("# files, in merge order:")
+        lines.extend(f"#   {source}" for source in d["sources"])
+    else:
+        lines.append("# files: none (every setting has its default)")
+    for table, values in d["settings"].items():
+        lines.append("")
+        lines.append(f"[{table}]")
+        for key, value in values.items():
+            origin = d["setting_sources"].get(f"{table}.{key}", "default")
+            lines.append(f"{key} = {_toml(value)}  # {origin}")
+    for corpus in d["corpora"]:
+        lines.append("")
+        owner = f", repository {corpus['repository']}" if corpus["repository"] else ""
+        lines.append(f"# corpus {corpus['name']} ({corpus['kind']}{owner}) from {corpus['source']}")
+        lines.append(f"#   paths = {_toml(corpus['paths'])}")
+        lines.append(f"#   globs = {_toml(corpus['globs'])}")
+        lines.append(f"#   exclude = {_toml(corpus['exclude'])}")
+    if d["discovered"]:
+        lines.append("")
+        lines.append("# repositories discovered below this directory:")
+        lines.extend(f"#   {path}" for path in d["discovered"])
+    if d["warnings"]:
+        lines.append("")
+        lines.extend(f"# warning: {w}" for w in d["warnings"])
+    return "\n".join(lines) + "\n"
+
+
+def render_corpora(result: dict[str, Any]) -> str:
+    rows = [("", "NAME", "KIND", "REPOSITORY", "PATHS")]
+    for c in result["corpora"]:
+        mark = "*" if c["name"] == result.get("default_corpus") else ""
+        rows.append((mark, c["name"], c["kind"], c["repository"] or "-", ", ".join(c["paths"])))
+    if len(rows) == 1:
+        text = "no corpora are configured here; see `hallouminate config show`\n"
+    else:
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        text = "".join(
+            " ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + " " + row[4] + "\n"
+            for row in rows
+        )
+    return text + "".join(f"warning: {w}\n" for w in result.get("warnings", []))
+
+
+def _toml(value: Any) -> str:
+    # JSON scalars and arrays of strings are valid TOML too.
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,167 @@
+"""``config validate``, ``config init`` and ``config show``: check files, write the template, describe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hallouminate import xdg
+from hallouminate.config import defaults
+from hallouminate.config.layer import check_layer
+from hallouminate.config.merge import SETTING_FIELDS, merge
+from hallouminate.config.resolve import find_repo_root, resolve
+from hallouminate.config.types import Resolved
+from hallouminate.errors import InvalidParams
+
+
+def layer_root(file: Path) -> Path | None:
+    """The repo root when ``file`` is a repository layer (``<root>/.hallouminate/config.toml``), else None."""
+    if file.name == "config.toml" and file.parent.name == ".hallouminate":
+        return file.parent.parent
+    return None
+
+
+def validate_file(path: Path) -> list[str]:
+    """Every problem of one config file, each naming the file and the key; empty when it is clean.
+
+    A file at ``<root>/.hallouminate/config.toml`` is checked as a repository layer (relative paths allowed,
+    daemon-wide tables refused); any other file as a baseline. Unknown tables and keys, wrong types,
+    malformed TOML and duplicate names within the file are reported; paths need not exist.
+    """
+    file = Path(path).absolute()
+    root = layer_root(file)
+    if not file.is_file():
+        return [f"{file}: no such file"]
+    layer, problems = check_layer(file, root)
+    messages = [p.message for p in problems]
+    if layer is not None and not problems:
+        try:
+            merge([layer], None)
+        except InvalidParams as exc:
+            messages.append(exc.message)
+    return messages
+
+
+def files_for(cwd: Path) -> list[Path]:
+    """The config files a request from ``cwd`` reads: the baseline and the repo layer, those that exist."""
+    files = []
+    baseline = xdg.baseline_config_file()
+    if baseline.is_file():
+        files.append(baseline)
+    root = find_repo_root(cwd)
+    if root is not None:
+        files.append(root / defaults.REPO_CONFIG)
+    return files
+
+
+def validate_for(cwd: Path) -> tuple[list[Path], list[str]]:
+    """``(files, problems)`` for the files a request from ``cwd`` reads, checked alone and together."""
+    files = files_for(cwd)
+    problems = [message for file in files for message in validate_file(file)]
+    if not problems:
+        try:
+            resolve(cwd)  # what the files cannot show alone: a scalar set differently in both
+        except InvalidParams as exc:
+            problems.append(exc.message)
+    return files, problems
+
+
+def describe_effective(resolved: Resolved) -> dict[str, Any]:
+    """The merged configuration as JSON-ready data, with where each part came from (``config show``).
+
+    ``settings`` is ``{table: {key: value}}`` with every setting (defaults included); ``setting_sources``
+    maps ``"table.key"`` to the file that set it (a key absent there has its default). Each corpus names
+    the file defining it (``source``).
+    """
+    settings: dict[str, dict[str, Any]] = {}
+    for key, field in SETTING_FIELDS.items():
+        table, name = key.split(".", 1)
+        value = getattr(resolved.settings, field)
+        settings.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
+    return {
+        "sources": [str(f) for f in resolved.sources],
+        "repository": resolved.repository_name,
+        "default_corpus": resolved.default_corpus,
+        "settings": settings,
+        "setting_sources": {key: str(file) for key, file in sorted(resolved.setting_sources.items())},
+        "corpora": [
+            {
+                "name": spec.name,
+                "kind": spec.kind,
+                "paths": [str(r) for r in spec.roots],
+                "globs": list(spec.globs),
+                "exclude": list(spec.exclude),
+                "repository": spec.repository,
+                "source": str(resolved.corpus_sources[spec.name])
+                if spec.name in resolved.corpus_sources
+                else None,
+            }
+            for spec in resolved.corpora.values()
+        ],
+        "repositories": [{"name": n, "path": str(p)} for n, p in resolved.repositories.items()],
+        "discovered": [str(p) for p in resolved.discovered],
+        "warnings": list(resolved.warnings),
+    }
+
+
+def baseline_template() -> str:
+    """A commented baseline config (what ``config init`` writes); it validates clean as written.
+
+    Settings are commented out, not written with their defaults: a baseline value would have to agree with
+    every repository layer that sets the same key (see "Merging" in docs/configuration.md). Lines starting
+    with ``#`` and no space are settings to uncomment; the file validates clean with all of them uncommented.
+    """
+    return f"""# hallouminate baseline configuration: the settings and corpora of every request.
+# Each repository may add its own layer, <repo>/.hallouminate/config.toml (`hallouminate init-repo NAME`).
+# Remove the leading '#' of a setting to change it; check the result with `hallouminate config validate`.
+# A setting must not be given different values here and in a repository layer: that is an error.
+# Paths here must be absolute (or start with ~). See docs/configuration.md.
+
+# The embedding model and where it is cached ([embeddings], [storage] and [daemon] are daemon-wide:
+# only this file may set them; restart the daemon after a change).
+#[embeddings]
+#model = "{defaults.MODEL_NAME}"
+#cache_dir = "~/.cache/hallouminate/models"
+
+# Where the index lives.
+#[storage]
+#path = "~/.local/share/hallouminate/lancedb"
+
+# Seconds with no connection before the daemon exits (the next client starts it again).
+#[daemon]
+#idle_exit_secs = {defaults.IDLE_EXIT_SECS:g}
+
+# Defaults of `ground`; a request may override each.
+#[search]
+#top_files = {defaults.TOP_FILES}
+#chunks_per_file = {defaults.CHUNKS_PER_FILE}
+#limit = {defaults.LIMIT}
+#snippet_chars = {defaults.SNIPPET_CHARS}
+
+#[indexing]
+#chunk_tokens = {defaults.CHUNK_TOKENS}
+#max_file_bytes = {defaults.MAX_FILE_BYTES}
+
+# From a directory above every repository (e.g. ~/work), repositories up to this many levels below are
+# found and their corpora offered; 0 turns that off.
+#[discovery]
+#max_depth = {defaults.DISCOVERY_MAX_DEPTH}
+
+# Any set of Markdown files. globs and exclude use gitignore syntax, relative to each path;
+# .gitignore, .ignore and .git/info/exclude are honoured too.
+#[[corpus]]
+#name = "notes"
+#paths = ["~/notes"]
+#globs = ["**/*.md"]
+#exclude = ["drafts/"]
+
+# A repository registered here is visible from everywhere (its own layer only from inside it).
+# It derives the corpus repo:NAME:wiki, and repo:NAME:corpus when corpus_paths is set.
+#[[repository]]
+#name = "acme"
+#path = "~/src/acme"
+#wiki = ".hallouminate/wiki"
+#corpus_paths = ["docs"]
+#corpus_globs = ["**/*.md"]
+#corpus_exclude = []
+"""

@@ -1,0 +1,192 @@
+"""The path sandbox: string rules, symlinks anywhere on the way, swaps between check and open."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from hallouminate.errors import InvalidParams
+from hallouminate.sandbox import (
+    PathMissing,
+    check_relative_path,
+    open_for_read,
+    resolve_inside,
+)
+
+SECRET = "TOP-SECRET-CONTENT"
+
+# The string attacks of the acceptance list (the symlink ones need a tree: see `tree` below).
+STRING_ATTACKS = [
+    ("/etc/passwd", "absolute"),
+    ("../x.md", "dot-dot"),
+    ("a/../../x.md", "dot-dot"),
+    ("./a.md", "dot-segment"),
+    ("a//b.md", "empty-segment"),
+    ("a/./b.md", "dot-segment"),
+    ("a\u0000.md", "nul"),
+    ("", "empty"),
+    ("a/", "empty-segment"),
+    ("..", "dot-dot"),
+    ("a\\..\\b.md", "backslash"),
+    ("a\nb.md", "control"),
+    ("a\x1b[31m.md", "control"),
+    ("a\u0085.md", "control"),  # C1 control (NEL)
+    ("x" * 256 + ".md", "too-long"),
+    ("/".join(["d" * 200] * 21), "too-long"),
+    ("a\udcff.md", "encoding"),
+]
+
+SYMLINK_ATTACKS = ["link.md", "linkdir/page.md", "escape.md", "escape-dir/secret.md", "linkdir"]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A corpus root with a real page, and every kind of symlink next to it; a secret outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(SECRET)
+    root = tmp_path / "root"
+    (root / "real").mkdir(parents=True)
+    (root / "page.md").write_text("# Page\n")
+    (root / "real" / "page.md").write_text("# Real page\n")
+    os.symlink(root / "page.md", root / "link.md")  # a symlinked file (pointing inside)
+    os.symlink(root / "real", root / "linkdir")  # a symlinked directory (pointing inside)
+    os.symlink(outside / "secret.md", root / "escape.md")  # a symlink pointing outside
+    os.symlink(outside, root / "escape-dir")
+    return root
+
+
+@contextmanager
+def no_file_opened() -> Iterator[list[tuple[str, ...]]]:
+    """Record every open/scandir the interpreter performs in this block (audit hooks, no mocks)."""
+    events: list[tuple[str, ...]] = []
+    active = [True]
+
+    def hook(event: str, args: tuple[object, ...]) -> None:
+        if active[0] and event in ("open", "os.scandir", "os.listdir"):
+            events.append((event, str(args[0]) if args else ""))
+
+    sys.addaudithook(hook)  # hooks cannot be removed; the flag retires this one
+    try:
+        yield events
+    finally:
+        active[0] = False
+
+
+@pytest.mark.parametrize(("path", "problem"), STRING_ATTACKS)
+def test_string_attacks_are_refused_naming_the_problem(path: str, problem: str, tree: Path) -> None:
+    with pytest.raises(InvalidParams) as err:
+        check_relative_path(path)
+    assert err.value.data["problem"] == problem
+    assert "path" in err.value.message
+    with no_file_opened() as events, pytest.raises(InvalidParams):
+        resolve_inside(tree, path, must_exist=True)
+    with pytest.raises(InvalidParams):
+        open_for_read(tree, path)
+    assert events == []
+
+
+def test_messages_say_how_to_fix_it() -> None:
+    with pytest.raises(InvalidParams) as err:
+        check_relative_path("/etc/passwd")
+    assert "relative to the corpus root" in err.value.message and "guides/setup.md" in err.value.message
+    with pytest.raises(InvalidParams) as err:
+        check_relative_path("a\\b.md")
+    assert "'/'" in err.value.message
+
+
+def test_good_paths_split_into_segments() -> None:
+    assert check_relative_path("page.md") == ["page.md"]
+    assert check_relative_path("guides/deep/é ü.md") == ["guides", "deep", "é ü.md"]
+    assert check_relative_path(".hidden/x.md") == [".hidden", "x.md"]
+    assert check_relative_path("...md") == ["...md"]
+    assert check_relative_path("x" * 255) == ["x" * 255]
+
+
+def test_not_a_string_is_refused() -> None:
+    with pytest.raises(InvalidParams):
+        check_relative_path(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", SYMLINK_ATTACKS)
+def test_symlinks_anywhere_are_refused_before_opening(path: str, tree: Path) -> None:
+    with no_file_opened() as events, pytest.raises(InvalidParams) as err:
+        resolve_inside(tree, path, must_exist=True)
+    assert events == []
+    assert err.value.data["problem"] == "symlink"
+    assert "symbolic link" in err.value.message and SECRET not in err.value.message
+    # Also for a path that would be created (writes) and through the descriptor-relative open.
+    with pytest.raises(InvalidParams):
+        resolve_inside(tree, path, must_exist=False)
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, path)
+    assert SECRET not in err.value.message
+
+
+def test_a_file_below_a_symlinked_dir_is_refused_even_when_missing(tree: Path) -> None:
+    with pytest.raises(InvalidParams) as err:
+        resolve_inside(tree, "escape-dir/new.md", must_exist=False)
+    assert err.value.data["problem"] == "symlink" and "'escape-dir'" in err.value.message
+
+
+def test_resolve_inside_returns_the_path_and_reports_what_is_missing(tree: Path) -> None:
+    assert resolve_inside(tree, "real/page.md", must_exist=True) == tree / "real" / "page.md"
+    assert resolve_inside(tree, "new/dir/x.md", must_exist=False) == tree / "new" / "dir" / "x.md"
+    with pytest.raises(PathMissing) as err:
+        resolve_inside(tree, "real/nope/x.md", must_exist=True)
+    assert (err.value.existing, err.value.rel, err.value.kind) == (1, "real/nope/x.md", "invalid_params")
+    with pytest.raises(InvalidParams) as bad:
+        resolve_inside(tree, "page.md/x.md", must_exist=False)
+    assert bad.value.data["problem"] == "not-a-directory"
+
+
+def test_open_for_read_reads_regular_files_only(tree: Path) -> None:
+    with no_file_opened() as events:
+        assert open_for_read(tree, "real/page.md") == b"# Real page\n"
+    assert events  # the audit hook does see opens: the "nothing opened" checks above are not vacuous
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "real")
+    assert err.value.data["problem"] == "directory"
+    os.mkfifo(tree / "fifo.md")  # opening a FIFO would block a reader: refused from its stat
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "fifo.md")
+    assert err.value.data["problem"] == "not-a-file"
+    with pytest.raises(PathMissing):
+        open_for_read(tree, "real/missing.md")
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "page.md/x.md")
+    assert err.value.data["problem"] == "not-a-directory"
+
+
+def test_read_limit(tree: Path) -> None:
+    (tree / "big.md").write_bytes(b"x" * 1000)
+    assert len(open_for_read(tree, "big.md", max_bytes=1000)) == 1000
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "big.md", max_bytes=999)
+    assert err.value.data["limit"] == 999
+
+
+def test_a_directory_swapped_for_a_symlink_after_the_check_is_refused(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    (outside / "page.md").write_text(SECRET)
+    assert resolve_inside(tree, "real/page.md", must_exist=True)
+    # The race: between the check and the open, `real` becomes a link to the outside.
+    os.rename(tree / "real", tree / "real-moved")
+    os.symlink(outside, tree / "real")
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "real/page.md")
+    assert err.value.data["problem"] == "symlink" and SECRET not in err.value.message
+
+
+def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(tree: Path) -> None:
+    assert resolve_inside(tree, "page.md", must_exist=True)
+    os.unlink(tree / "page.md")
+    os.symlink(tree.parent / "outside" / "secret.md", tree / "page.md")
+    with pytest.raises(InvalidParams) as err:
+        open_for_read(tree, "page.md")
+    assert err.value.data["problem"] == "symlink"
