@@ -77,11 +77,11 @@ def main() -> None:
         limit = settings.limit
 
         def dense(query: str) -> list[tuple[str, list[str]]]:
-            return files_in_order(store.vector_search(embedder.embed_query(query), [CORPUS], limit))
+            return files_in_order(store.vector_search(embedder.embed_query(query), [spec.store_key], limit))
 
         def bm25(query: str) -> list[tuple[str, list[str]]]:
             terms = query_terms(query)
-            return files_in_order(store.fts_search(" ".join(terms), [CORPUS], limit)) if terms else []
+            return files_in_order(store.fts_search(" ".join(terms), [spec.store_key], limit)) if terms else []
 
         def fused(query: str) -> list[tuple[str, list[str]]]:
             result = ground(

@@ -64,7 +64,7 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
     events: list[dict[str, Any]] = []
     first = indexer.index_corpus(spec, events.append)
     assert counts(first) == (3, 3, 0, 0, 0)
-    assert first["chunks_written"] == store.count_rows(spec.name) == 4
+    assert first["chunks_written"] == store.count_rows(spec.store_key) == 4
     assert set(first) == {
         "corpus", "files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped",
         "skipped", "chunks_written", "seconds",
@@ -76,13 +76,13 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
     bump_mtime(wiki / "alpha.md")  # same bytes, new mtime: only the stat is refreshed
     touched = indexer.index_corpus(spec)
     assert counts(touched) == (3, 0, 1, 0, 0) and touched["chunks_written"] == 0
-    assert store.file_states(spec.name)["alpha.md"].mtime_ns == (wiki / "alpha.md").stat().st_mtime_ns
+    assert store.file_states(spec.store_key)["alpha.md"].mtime_ns == (wiki / "alpha.md").stat().st_mtime_ns
     assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
 
     (wiki / "alpha.md").write_text("# Alpha\n\nRewritten.\n")
     edited = indexer.index_corpus(spec)
     assert counts(edited) == (3, 1, 0, 0, 0) and edited["chunks_written"] == 1
-    assert [r["text"] for r in store.file_rows(spec.name, "alpha.md")] == ["# Alpha\n\nRewritten."]
+    assert [r["text"] for r in store.file_rows(spec.store_key, "alpha.md")] == ["# Alpha\n\nRewritten."]
 
 
 def test_deleted_files_lose_their_rows(setup, wiki: Path) -> None:
@@ -91,21 +91,21 @@ def test_deleted_files_lose_their_rows(setup, wiki: Path) -> None:
     (wiki / "sub" / "beta.md").unlink()
     report = indexer.index_corpus(spec)
     assert counts(report) == (2, 0, 0, 1, 0)
-    assert set(store.file_states(spec.name)) == {"index.md", "alpha.md"}
+    assert set(store.file_states(spec.store_key)) == {"index.md", "alpha.md"}
 
 
 def test_bad_files_are_skipped_and_keep_their_old_rows(setup, wiki: Path) -> None:
     indexer, store, spec = setup
     indexer.index_corpus(spec)
-    before = store.file_rows(spec.name, "alpha.md")
+    before = store.file_rows(spec.store_key, "alpha.md")
     (wiki / "alpha.md").write_bytes(b"# Alpha\n\n\xff\xfe broken bytes\n")
     (wiki / "huge.md").write_text("# Huge\n\n" + "x " * 6000)
     report = indexer.index_corpus(spec)
     assert counts(report) == (4, 0, 0, 0, 2)
     reasons = {s["path"]: s["reason"] for s in report["skipped"]}
     assert "UTF-8" in reasons["alpha.md"] and "max_file_bytes" in reasons["huge.md"]
-    assert store.file_rows(spec.name, "alpha.md") == before
-    assert "huge.md" not in store.file_states(spec.name)
+    assert store.file_rows(spec.store_key, "alpha.md") == before
+    assert "huge.md" not in store.file_states(spec.store_key)
     # Still skipped next time (the stored stat was not updated), and fixed files are picked up.
     assert counts(indexer.index_corpus(spec))[4] == 2
     (wiki / "alpha.md").write_text("# Alpha\n\nFixed.\n")
@@ -117,7 +117,7 @@ def test_blank_file_drops_its_rows(setup, wiki: Path) -> None:
     indexer.index_corpus(spec)
     (wiki / "alpha.md").write_text("\n")
     assert counts(indexer.index_corpus(spec)) == (3, 1, 0, 0, 0)
-    assert "alpha.md" not in store.file_states(spec.name)
+    assert "alpha.md" not in store.file_states(spec.store_key)
     assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
 
 
@@ -129,8 +129,8 @@ def test_index_paths_refreshes_only_the_named_files(setup, wiki: Path) -> None:
     (wiki / "alpha.md").write_text("# Alpha\n\nChanged but not named.\n")
     report = indexer.index_paths(spec, ["new.md", "sub/beta.md"])
     assert counts(report) == (1, 1, 0, 1, 0)
-    assert set(store.file_states(spec.name)) == {"index.md", "alpha.md", "new.md"}
-    assert "Changed" not in store.file_rows(spec.name, "alpha.md")[0]["text"]
+    assert set(store.file_states(spec.store_key)) == {"index.md", "alpha.md", "new.md"}
+    assert "Changed" not in store.file_rows(spec.store_key, "alpha.md")[0]["text"]
     with pytest.raises(Exception, match="corpus-relative"):
         indexer.index_paths(spec, ["../escape.md"])
 
@@ -141,7 +141,7 @@ def test_many_files_embed_across_batches(setup, wiki: Path) -> None:
         (wiki / f"page-{i:02}.md").write_text(f"# Page {i}\n\nBody {i}.\n\n## Part\n\nMore {i}.\n")
     report = indexer.index_corpus(spec)
     assert report["files_upserted"] == 43 and report["chunks_written"] == 84
-    rows = store.file_rows(spec.name, "page-07.md")
+    rows = store.file_rows(spec.store_key, "page-07.md")
     assert [(r["heading_path"], r["line_start"], r["line_end"]) for r in rows] == [
         (["Page 7"], 1, 3),
         (["Page 7", "Part"], 5, 7),

@@ -89,7 +89,7 @@ class Runtime:
                 resolved = load_baseline() if root is None else resolve(root)
                 self._register(resolved)
                 for spec in resolved.corpora.values():
-                    if spec.name not in self._caught_up:
+                    if spec.store_key not in self._caught_up:
                         await self._index_corpus(spec, None)
             except asyncio.CancelledError:
                 raise
@@ -110,7 +110,7 @@ class Runtime:
 
     async def _refresh_paths(self, spec: CorpusSpec, paths: list[str]) -> None:
         _, _, indexer = await self._engine()
-        async with self._lock(spec.name):
+        async with self._lock(spec.store_key):
             report = await asyncio.to_thread(indexer.index_paths, spec, paths)
         if report.get("files_upserted") or report.get("files_deleted"):
             log.info(
@@ -172,9 +172,9 @@ class Runtime:
             def progress(data: dict[str, Any]) -> None:
                 emit("progress", data)
 
-        async with self._lock(spec.name):
+        async with self._lock(spec.store_key):
             report = await asyncio.to_thread(indexer.index_corpus, spec, progress)
-        self._caught_up.add(spec.name)
+        self._caught_up.add(spec.store_key)
         return report
 
     async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> dict[str, Any]:
@@ -203,7 +203,7 @@ class Runtime:
         _, embedder, _ = await self._engine()
         # First sight of a corpus since start: bring it up to date with edits made while we were down.
         for spec in specs:
-            if spec.name not in self._caught_up:
+            if spec.store_key not in self._caught_up:
                 await self._index_corpus(spec, None)
         s = self.settings
         assert self._reader is not None

@@ -54,7 +54,7 @@ class CorpusWatcher:
 
     def watch(self, spec: CorpusSpec) -> None:
         """Start watching the roots of ``spec`` (idempotent; a changed spec replaces the old one)."""
-        self._specs[spec.name] = spec
+        self._specs[spec.store_key] = spec
         for root in spec.roots:
             if root not in self._tasks and not self._stop.is_set():
                 self._tasks[root] = asyncio.get_running_loop().create_task(self._watch_root(root))

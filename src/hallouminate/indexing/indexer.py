@@ -56,7 +56,7 @@ class Indexer:
 
     def index_corpus(self, spec: CorpusSpec, progress: Progress | None = None) -> dict[str, Any]:
         """Index every file of ``spec``; files gone from disk lose their rows."""
-        with self._lock(spec.name):
+        with self._lock(spec.store_key):
             run = _Run(self, spec, progress)
             files = walk_corpus(spec)
             on_disk = {rel for rel, _ in files}
@@ -67,7 +67,7 @@ class Indexer:
         self, spec: CorpusSpec, paths: list[str], progress: Progress | None = None
     ) -> dict[str, Any]:
         """Refresh only these corpus-relative files (after a write or delete through hallouminate)."""
-        with self._lock(spec.name):
+        with self._lock(spec.store_key):
             run = _Run(self, spec, progress)
             files: list[tuple[str, Path]] = []
             gone: list[str] = []
@@ -172,7 +172,7 @@ class _Run:
         self.spec = spec
         self.progress = progress
         self.started = time.perf_counter()
-        self.states: dict[str, FileStateLike] = dict(self.store.file_states(spec.name))
+        self.states: dict[str, FileStateLike] = dict(self.store.file_states(spec.store_key))
         # (file, chunk index) awaiting a vector.
         self.queue: list[tuple[_Pending, int]] = []
         self.ready: dict[str, list[dict[str, Any]]] = {}
@@ -185,14 +185,14 @@ class _Run:
 
     def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> dict[str, Any]:
         if gone:
-            self.store.delete_files(self.spec.name, gone)
+            self.store.delete_files(self.spec.store_key, gone)
         for done, (rel, path) in enumerate(files):
             self.report(done, len(files), rel)
             self.visit(rel, path)
         self.embed(flush_all=True)
         self.flush()
         if self.touched:
-            self.store.update_stats_many(self.spec.name, self.touched)
+            self.store.update_stats_many(self.spec.store_key, self.touched)
         if gone or self.upserted or self.touched:
             self.store.maybe_optimize()
         self.report(len(files), len(files), None, force=True)
@@ -288,5 +288,5 @@ class _Run:
 
     def flush(self) -> None:
         if self.ready:
-            self.store.replace_files(self.spec.name, self.ready)
+            self.store.replace_files(self.spec.store_key, self.ready)
             self.ready, self.ready_rows = {}, 0

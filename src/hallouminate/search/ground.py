@@ -58,19 +58,20 @@ def ground(
         limit=limit,
         snippet_chars=snippet_chars,
     )
-    names = list(dict.fromkeys(spec.name for spec in corpora))
+    names, display, priority_key = _keys(corpora, priority_corpus)
     terms = query_terms(query)
     vector_rows = store.vector_search(embedder.embed_query(query), names, limit)
     keyword_rows = store.fts_search(" ".join(terms), names, limit) if terms else []
     count = getattr(store, "count_rows", None)
-    empty = [name for name in names if count is not None and count(name) == 0]
+    empty = [display[key] for key in names if count is not None and count(key) == 0]
     return assemble(
         query,
         terms,
         vector_rows,
         keyword_rows,
         names,
-        priority_corpus=priority_corpus,
+        priority_corpus=priority_key,
+        display=display,
         top_files=top_files,
         chunks_per_file=chunks_per_file,
         snippet_chars=snippet_chars,
@@ -105,18 +106,19 @@ async def ground_async(
         limit=limit,
         snippet_chars=snippet_chars,
     )
-    names = list(dict.fromkeys(spec.name for spec in corpora))
+    names, display, priority_key = _keys(corpora, priority_corpus)
     terms = query_terms(query)
     vector_rows = await reader.vector_search(await embed_query(query), names, limit)
     keyword_rows = await reader.fts_search(" ".join(terms), names, limit) if terms else []
-    empty = [name for name in names if await reader.count_rows(name) == 0]
+    empty = [display[key] for key in names if await reader.count_rows(key) == 0]
     return assemble(
         query,
         terms,
         vector_rows,
         keyword_rows,
         names,
-        priority_corpus=priority_corpus,
+        priority_corpus=priority_key,
+        display=display,
         top_files=top_files,
         chunks_per_file=chunks_per_file,
         snippet_chars=snippet_chars,
@@ -138,8 +140,13 @@ def assemble(
     snippet_chars: int,
     empty_corpora: list[str],
     started: float,
+    display: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure)."""
+    """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
+
+    ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
+    corpus names shown to callers.
+    """
     warnings: list[dict[str, str]] = []
     lists = [[row["id"] for row in vector_rows]]
     weights = [VECTOR_WEIGHT]
@@ -167,6 +174,9 @@ def assemble(
     chosen = _cut(ranked, top_files, priority)
     pattern = term_pattern(terms)
     docs = [_doc(f, terms, pattern, chunks_per_file, snippet_chars) for f in chosen]
+    if display:
+        for doc in docs:
+            doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(_unindexed(empty_corpora))
     return {
         "query": query,
@@ -175,6 +185,17 @@ def assemble(
         "docs": docs,
         "warnings": warnings,
     }
+
+
+def _keys(corpora: Sequence[CorpusSpec], priority: str | None) -> tuple[list[str], dict[str, str], str | None]:
+    """Store keys to search (one per distinct corpus), their display names, and the priority's key.
+
+    Rows are stored under ``store_key`` (name + roots) so two checkouts of one repository never mix.
+    """
+    display = {spec.store_key: spec.name for spec in corpora}
+    keys = list(display)
+    priority_key = next((spec.store_key for spec in corpora if spec.name == priority), None)
+    return keys, display, priority_key
 
 
 def _check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> None:
