@@ -201,5 +201,16 @@ def model_status() -> None:
     sys.exit(0 if info.installed else 1)
 
 
+def _register_read_commands() -> None:
+    from hallouminate.cli.config_commands import config_group, corpora, read
+
+    cli.add_command(config_group)
+    cli.add_command(corpora)
+    cli.add_command(read)
+
+
+_register_read_commands()
+
+
 def main() -> None:
     cli(prog_name="hallouminate")

@@ -35,6 +35,12 @@ class Dispatcher:
             "shutdown": self.shutdown,
             "index": self.index,
             "ground": self.ground,
+            "list_corpora": self.list_corpora,
+            "list_files": self.browse,
+            "list_tree": self.browse,
+            "read_markdown": self.browse,
+            "backlinks": self.browse,
+            "corpus_stats": self.corpus_stats,
         }
 
     async def handle(self, message: Any, emit: Emit) -> dict[str, Any]:
@@ -93,3 +99,12 @@ class Dispatcher:
     async def ground(self, request: Request, emit: Emit | None) -> dict[str, Any]:
         cwd = canonical_cwd(request.cwd)
         return await self.runtime.ground(cwd, request.args)
+
+    async def list_corpora(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        return await self.runtime.list_corpora(canonical_cwd(request.cwd))
+
+    async def browse(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        return await self.runtime.browse(canonical_cwd(request.cwd), request.op, request.args)
+
+    async def corpus_stats(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        return await self.runtime.corpus_stats(canonical_cwd(request.cwd), request.args.get("corpus"))

@@ -223,6 +223,37 @@ class Runtime:
             snippet_chars=args.get("snippet_chars", s.snippet_chars),
         )
 
+    async def list_corpora(self, cwd: Path) -> dict[str, Any]:
+        from hallouminate import browse
+
+        return browse.list_corpora(self._resolve(cwd))
+
+    async def browse(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """The filesystem read tools: no model or store needed, so they answer even while it loads."""
+        from hallouminate import browse
+
+        spec = corpus_for(self._resolve(cwd), args.get("corpus"))
+        if op == "list_files":
+            return await asyncio.to_thread(browse.list_files, spec)
+        if op == "list_tree":
+            return await asyncio.to_thread(browse.list_tree, spec)
+        if op == "read_markdown":
+            return await asyncio.to_thread(
+                browse.read_markdown, spec, args["path"], bool(args.get("line_numbers", False))
+            )
+        if op == "backlinks":
+            return await asyncio.to_thread(browse.backlinks, spec, args["path"])
+        raise InvalidParams(f"unknown read operation {op!r}")
+
+    async def corpus_stats(self, cwd: Path, corpus: str | None) -> dict[str, Any]:
+        from hallouminate import browse
+
+        spec = corpus_for(self._resolve(cwd), corpus)
+        store, _, _ = await self._engine()
+        states = await asyncio.to_thread(store.file_states, spec.store_key)
+        count = await asyncio.to_thread(store.count_rows, spec.store_key)
+        return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
+
     def status(self) -> dict[str, Any]:
         watched = [str(root) for root in self._watcher.roots] if self._watcher is not None else []
         if self._indexer is not None:

@@ -171,4 +171,128 @@ INDEX_RESULT: dict[str, Any] = {
     "required": ["corpora", "seconds", "warnings"],
 }
 
-RESULTS: dict[str, dict[str, Any]] = {"ground": GROUND_RESULT, "index": INDEX_RESULT}
+PATH_PROP: dict[str, Any] = {
+    "type": "string",
+    "maxLength": 4096,
+    "description": "Corpus-relative, '/'-separated path as list_files returns it, e.g. \"guides/setup.md\".",
+}
+
+
+def _corpus_only(description: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"corpus": {**CORPUS_PROP, "description": description}},
+        "additionalProperties": False,
+    }
+
+
+_DEFAULT_CORPUS = "Corpus name. Omit to use the wiki of the repository containing cwd."
+
+ARGS.update(
+    {
+        "list_corpora": {"type": "object", "properties": {}, "additionalProperties": False},
+        "list_files": _corpus_only(_DEFAULT_CORPUS),
+        "list_tree": _corpus_only(_DEFAULT_CORPUS),
+        "corpus_stats": _corpus_only(_DEFAULT_CORPUS),
+        "read_markdown": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "path": PATH_PROP,
+                "line_numbers": {
+                    "type": "boolean",
+                    "description": "Prefix each line with its 1-based number and ': ' (default false).",
+                },
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        "backlinks": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "path": {**PATH_PROP, "description": "The target page's corpus-relative path."},
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+    }
+)
+
+_STR_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_FILE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "absolute_path": {"type": "string"}},
+    "required": ["path", "absolute_path"],
+}
+
+RESULTS: dict[str, dict[str, Any]] = {
+    "ground": GROUND_RESULT,
+    "index": INDEX_RESULT,
+    "list_corpora": {
+        "type": "object",
+        "properties": {
+            "corpora": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "kind": {"type": "string", "enum": ["wiki", "corpus", "custom"]},
+                        "paths": {"type": "array", "items": {"type": "string"}},
+                        "repository": _STR_OR_NULL,
+                    },
+                    "required": ["name", "kind", "paths", "repository"],
+                },
+            },
+            "default_corpus": _STR_OR_NULL,
+            "repository": _STR_OR_NULL,
+        },
+        "required": ["corpora"],
+    },
+    "list_files": {
+        "type": "object",
+        "properties": {"corpus": {"type": "string"}, "files": {"type": "array", "items": _FILE}},
+        "required": ["corpus", "files"],
+    },
+    "list_tree": {
+        "type": "object",
+        "properties": {
+            "corpus": {"type": "string"},
+            "roots": {"type": "array", "items": {"type": "string"}},
+            "tree": {"type": "object", "required": ["path", "files", "subdirs"]},
+        },
+        "required": ["corpus", "tree"],
+    },
+    "read_markdown": {
+        "type": "object",
+        "properties": {
+            "corpus": {"type": "string"},
+            "path": {"type": "string"},
+            "absolute_path": {"type": "string"},
+            "content": {"type": "string"},
+            "bytes": {"type": "integer"},
+        },
+        "required": ["corpus", "path", "absolute_path", "content", "bytes"],
+    },
+    "corpus_stats": {
+        "type": "object",
+        "properties": {
+            "corpus": {"type": "string"},
+            "indexed_files": {"type": "integer"},
+            "total_chunks": {"type": "integer"},
+            "last_indexed_ms": {"type": ["integer", "null"]},
+            "unindexed_files": {"type": "integer"},
+        },
+        "required": ["corpus", "indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files"],
+    },
+    "backlinks": {
+        "type": "object",
+        "properties": {
+            "corpus": {"type": "string"},
+            "path": {"type": "string"},
+            "backlinks": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["corpus", "path", "backlinks"],
+    },
+}

@@ -1,6 +1,23 @@
 """Human-readable text for results: what the MCP shim puts in text content and what the CLI prints."""
 
+from hallouminate.render.browse import (
+    render_backlinks,
+    render_corpora,
+    render_files,
+    render_read,
+    render_stats,
+    render_tree,
+)
 from hallouminate.render.index_report import render_index
 from hallouminate.render.outline import render_ground
 
-__all__ = ["render_ground", "render_index"]
+__all__ = [
+    "render_backlinks",
+    "render_corpora",
+    "render_files",
+    "render_ground",
+    "render_index",
+    "render_read",
+    "render_stats",
+    "render_tree",
+]

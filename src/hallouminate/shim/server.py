@@ -26,7 +26,16 @@ from hallouminate.client import DaemonConnection, DaemonUnavailable, connect_or_
 from hallouminate.errors import HallouminateError, Internal
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.validation import validate_args
-from hallouminate.render import render_ground, render_index
+from hallouminate.render import (
+    render_backlinks,
+    render_corpora,
+    render_files,
+    render_ground,
+    render_index,
+    render_read,
+    render_stats,
+    render_tree,
+)
 from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -39,7 +48,9 @@ semantic + keyword search.
 
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
-Use `index` after files were edited outside hallouminate.
+Use `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+`corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
+normally picked up on their own).
 
 Every call needs `cwd`: the absolute path of the checkout you are working in. It selects the repository, \
 its configuration and its wiki.
@@ -49,7 +60,16 @@ and it has no code intelligence (it does not parse, search or understand source 
 tools for that). When it finds nothing relevant, say the knowledge base is silent rather than guessing.
 """
 
-RENDERERS = {"ground": render_ground, "index": render_index}
+RENDERERS = {
+    "ground": render_ground,
+    "index": render_index,
+    "list_corpora": render_corpora,
+    "list_files": render_files,
+    "list_tree": render_tree,
+    "read_markdown": render_read,
+    "corpus_stats": render_stats,
+    "backlinks": render_backlinks,
+}
 
 
 class DaemonLink:

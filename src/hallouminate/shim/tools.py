@@ -61,5 +61,62 @@ TOOLS: dict[str, ToolSpec] = {
             ),
             read_only=False,
         ),
+        ToolSpec(
+            name="list_corpora",
+            op="list_corpora",
+            description=(
+                "Every corpus known for `cwd`: explicit [[corpus]] entries plus each repository's derived "
+                "repo:NAME:wiki (and repo:NAME:corpus). Call this first to learn what exists."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="list_files",
+            op="list_files",
+            description=(
+                "The files of a corpus, honouring its paths, globs, excludes and ignore files, as "
+                "{path, absolute_path}. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="list_tree",
+            op="list_tree",
+            description=(
+                "The files of list_files as a directory tree ({path, absolute_path, files, subdirs}); "
+                "directories with nothing beneath them are pruned. Use it to navigate a wiki "
+                "progressively. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="read_markdown",
+            op="read_markdown",
+            description=(
+                "The verbatim UTF-8 content of one file of a corpus, by its corpus-relative path. Read a "
+                "page before overwriting it. Unsafe paths (absolute, '..', symlinks) are refused. "
+                "`corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="corpus_stats",
+            op="corpus_stats",
+            description=(
+                "Index health of a corpus: indexed files, chunk rows, last index time, and files on "
+                "disk not indexed yet. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="backlinks",
+            op="backlinks",
+            description=(
+                "Corpus-relative paths of every page linking to `path` through a [[wikilink]] (by path "
+                "or bare stem, aliases too; links in code are ignored). Use it before renaming or "
+                "deleting a page."
+            ),
+            read_only=True,
+        ),
     )
 }

@@ -1,0 +1,55 @@
+"""Text for the read tools' results (the structured result carries the same data)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render_corpora(result: dict[str, Any]) -> str:
+    default = result.get("default_corpus")
+    lines = []
+    for corpus in result.get("corpora", []):
+        mark = "  (default)" if corpus["name"] == default else ""
+        lines.append(f"{corpus['name']}  [{corpus['kind']}]  {', '.join(corpus['paths'])}{mark}")
+    if not lines:
+        lines.append("no corpora configured: run `hallouminate init-repo NAME` or add a [[corpus]]")
+    for warning in result.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)
+
+
+def render_files(result: dict[str, Any]) -> str:
+    files = result.get("files", [])
+    if not files:
+        return f"{result.get('corpus')}: no files"
+    return "\n".join(entry["path"] for entry in files)
+
+
+def render_tree(result: dict[str, Any]) -> str:
+    lines = [f"{result.get('corpus')}/"]
+
+    def walk(node: dict[str, Any], depth: int) -> None:
+        for sub in node.get("subdirs", []):
+            lines.append("  " * depth + sub["path"].rsplit("/", 1)[-1] + "/")
+            walk(sub, depth + 1)
+        for entry in node.get("files", []):
+            lines.append("  " * depth + entry["path"].rsplit("/", 1)[-1])
+
+    walk(result.get("tree", {}), 1)
+    return "\n".join(lines)
+
+
+def render_read(result: dict[str, Any]) -> str:
+    return str(result.get("content", ""))
+
+
+def render_stats(result: dict[str, Any]) -> str:
+    keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
+    return "\n".join([str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)])
+
+
+def render_backlinks(result: dict[str, Any]) -> str:
+    links = result.get("backlinks", [])
+    if not links:
+        return f"no page links to {result.get('path')}"
+    return "\n".join(links)
