@@ -39,9 +39,7 @@ class Retryable(HallouminateError):
     kind = "retryable"
 
 
-KINDS: dict[str, type[HallouminateError]] = {
-    cls.kind: cls for cls in (InvalidParams, Internal, Retryable)
-}
+KINDS: dict[str, type[HallouminateError]] = {cls.kind: cls for cls in (InvalidParams, Internal, Retryable)}
 
 
 def from_kind(kind: str, message: str, data: dict[str, Any] | None = None) -> HallouminateError:

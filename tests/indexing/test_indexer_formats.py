@@ -83,3 +83,24 @@ def test_an_unparseable_file_is_skipped_and_its_last_good_rows_stay(mixed, embed
     # The rows of the last good versions still answer.
     assert search(store, embedder, spec, "amber gateway")[0]["path"] == "config.json"
     assert search(store, embedder, spec, "crimson lighthouse procedure")[0]["path"] == "manual.pdf"
+
+
+def test_frontmatter_fields_are_stored_and_a_malformed_block_is_reported(setup) -> None:  # noqa: F811
+    indexer, store, spec = setup
+    root = spec.roots[0]
+    (root / "tagged.md").write_text(
+        "---\ntitle: Tagged\ntags: [ops, backup]\ndate: 2026-01-31\n---\n# Tagged\n\nBody.\n"
+    )
+    (root / "broken.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n\nBody text.\n")
+    report = indexer.index_corpus(spec)
+    assert [item["path"] for item in report["frontmatter_errors"]] == ["broken.md"]
+    assert report["files_skipped"] == 0  # indexed as text, not skipped
+    tagged = store.file_rows(spec.store_key, "tagged.md")[0]
+    assert json.loads(tagged["fields"]) == {
+        "title": "Tagged",
+        "tags": ["ops", "backup"],
+        "date": "2026-01-31",
+    }
+    assert "ops" in tagged["keywords"]
+    broken = store.file_rows(spec.store_key, "broken.md")
+    assert broken[0]["fields"] is None and "unclosed" in "".join(row["text"] for row in broken)

@@ -13,6 +13,7 @@ from hallouminate.config import CorpusSpec, Settings
 from hallouminate.embedding import Embedder
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing import Indexer
+from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.search import ground
 from hallouminate.storage import Store
 
@@ -39,62 +40,21 @@ SETTINGS = Settings(
 )
 WIKI = "repo:acme:wiki"
 
-# What the MCP client validates structuredContent against: keep in step with the tool's outputSchema.
-RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["query", "took_ms", "stats", "docs", "warnings"],
-    "properties": {
-        "query": {"type": "string"},
-        "took_ms": {"type": "number"},
-        "stats": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["hits"],
-            "properties": {"hits": {"type": "integer"}},
-        },
-        "docs": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["corpus", "path", "absolute_path", "score", "summary", "stale", "chunks"],
-                "properties": {
-                    "corpus": {"type": "string"},
-                    "path": {"type": "string"},
-                    "absolute_path": {"type": "string"},
-                    "score": {"type": "number"},
-                    "summary": {"type": "string"},
-                    "stale": {"type": "boolean"},
-                    "chunks": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
-                            "properties": {
-                                "heading_path": {"type": "array", "items": {"type": "string"}},
-                                "line_start": {"type": "integer"},
-                                "line_end": {"type": "integer"},
-                                "score": {"type": "number"},
-                                "snippet": {"type": "string"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-        "warnings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["code", "message"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-            },
-        },
-    },
-}
+
+def _strict(schema: Any) -> Any:
+    """The published schema with every declared object closed: a key the engine returns must be declared."""
+    if isinstance(schema, dict):
+        out = {key: _strict(value) for key, value in schema.items()}
+        if "properties" in out:
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_strict(item) for item in schema]
+    return schema
+
+
+# What the MCP client validates structuredContent against: the tool's published outputSchema, closed.
+RESULT_SCHEMA: dict[str, Any] = _strict(GROUND_RESULT)
 
 
 class Env:

@@ -10,10 +10,11 @@ written in one commit once all its chunks have vectors.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,6 +23,7 @@ from hallouminate.config import CorpusSpec, Settings
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.chunker import Chunk, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
+from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
 from hallouminate.indexing.ports import EmbedderPort, FileStateLike, StorePort
 from hallouminate.indexing.text_chunker import UnparseableFile, chunk_text
@@ -36,6 +38,8 @@ EMBED_WINDOW = 8 * EMBED_BATCH
 # Commit once this many rows are ready: fewer, larger commits keep the fragment count down.
 FLUSH_ROWS = 512
 PROGRESS_EVERY_SECS = 0.5
+# Extensions chunked as plain text; .pdf and .json have their own chunkers, anything else is Markdown.
+TEXT_SUFFIXES = (".txt", ".text", ".log", ".rst")
 # [CLS] and [SEP] are part of the model's input but not of count_tokens().
 SPECIAL_TOKENS = 2
 
@@ -87,11 +91,29 @@ def chunk_file(rel: str, data: bytes, count_tokens: Callable[[str], int], budget
     if suffix == ".pdf":
         return chunk_pdf(data, count_tokens, budget, title=title)
     text = data.decode("utf-8-sig")
-    if suffix in (".txt", ".text", ".log", ".rst"):
+    if suffix in TEXT_SUFFIXES:
         return chunk_text(text, count_tokens, budget, title=title)
     if suffix == ".json":
         return chunk_json(text, count_tokens, budget, title=title)
     return chunk_markdown(text, count_tokens, budget)
+
+
+def file_keywords(rel: str, data: bytes, page: Any) -> list[str]:
+    """The page's keywords. Markdown: frontmatter tags first, headings weighted. The other formats'
+    breadcrumbs are a file name or a page number, so only their chunk texts count."""
+    chunks = list(page.chunks)
+    if not _is_markdown(rel):
+        return page_keywords(chunks, headings=False)
+    fields = getattr(page, "fields", None)
+    if isinstance(fields, Mapping):
+        tags = tags_from_fields(fields)  # the chunker's own (YAML) reading of the frontmatter
+    else:  # a chunker that does not expose the frontmatter: the minimal reader
+        tags = frontmatter_tags(data.decode("utf-8-sig", errors="replace"))
+    return page_keywords(chunks, tags=tags)
+
+
+def _is_markdown(rel: str) -> bool:
+    return PurePosixPath(rel).suffix.lower() not in (*TEXT_SUFFIXES, ".pdf", ".json")
 
 
 def _check_rel(rel: str) -> str:
@@ -130,7 +152,10 @@ class _Pending:
     mtime_ns: int
     digest: str
     summary: str
+    keywords: list[str]
     chunks: list[Chunk]
+    # The page's frontmatter fields as JSON (null without frontmatter), kept for filters.
+    fields_json: str | None = None
     vectors: list[Any] = field(default_factory=list)
     filled: int = 0
 
@@ -155,6 +180,8 @@ class _Pending:
                 "file_size": self.size,
                 "file_mtime_ns": self.mtime_ns,
                 "page": getattr(chunk, "page", None),
+                "keywords": self.keywords,
+                "fields": self.fields_json,
                 "vector": vector,
             }
             for chunk, vector in zip(self.chunks, self.vectors, strict=True)
@@ -179,6 +206,7 @@ class _Run:
         self.ready_rows = 0
         self.touched: dict[str, tuple[int, int]] = {}
         self.skipped: list[dict[str, str]] = []
+        self.frontmatter_errors: list[dict[str, str]] = []
         self.upserted = 0
         self.chunks_written = 0
         self.last_progress = 0.0
@@ -204,6 +232,7 @@ class _Run:
             "files_deleted": len(gone),
             "files_skipped": len(self.skipped),
             "skipped": self.skipped,
+            "frontmatter_errors": self.frontmatter_errors,
             "chunks_written": self.chunks_written,
             "seconds": round(time.perf_counter() - self.started, 3),
         }
@@ -256,7 +285,26 @@ class _Run:
         except Exception as exc:  # a chunker bug on one odd file must not stop the corpus
             self.skip(rel, f"cannot chunk: {type(exc).__name__}: {exc}")
             return
-        pending = _Pending(rel, path, st.st_size, st.st_mtime_ns, digest, page.summary, list(page.chunks))
+        chunks = list(page.chunks)
+        try:
+            keywords = file_keywords(rel, data, page) if chunks else []
+        except Exception:  # keywords are a nicety: a bug there must not cost the file its rows
+            keywords = []
+        fields = getattr(page, "fields", None)
+        problem = getattr(page, "frontmatter_error", None)
+        if problem:  # indexed as text all the same; the caller is told
+            self.frontmatter_errors.append({"path": rel, "reason": problem})
+        pending = _Pending(
+            rel,
+            path,
+            st.st_size,
+            st.st_mtime_ns,
+            digest,
+            page.summary,
+            keywords,
+            chunks,
+            json.dumps(fields, ensure_ascii=False, sort_keys=True) if fields else None,
+        )
         if not pending.chunks:
             if old is not None:  # the file became blank: its old rows go
                 self.complete(pending)

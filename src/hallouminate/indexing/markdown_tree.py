@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 _local = threading.local()
@@ -21,7 +22,14 @@ def _parser() -> MarkdownIt:
     # One parser per thread: index and ground may run concurrently and the parser holds rule state.
     md = getattr(_local, "md", None)
     if md is None:
-        md = MarkdownIt("commonmark").use(front_matter_plugin).enable(["table", "strikethrough"])
+        # Footnote definitions stay where they are written (move_to_end=False) so they keep their line
+        # map; inline ``^[...]`` notes are left as text, they already sit in the citing paragraph.
+        md = (
+            MarkdownIt("commonmark")
+            .use(front_matter_plugin)
+            .use(footnote_plugin, inline=False, move_to_end=False)
+            .enable(["table", "strikethrough"])
+        )
         _local.md = md
     return md
 
@@ -34,6 +42,9 @@ class Block:
     end: int  # one past the last line
     children: list[Block] = field(default_factory=list)
     inline: Token | None = None
+    # The label of a footnote definition (kind "footnote_reference"); YAML source of "front_matter".
+    label: str | None = None
+    content: str = ""
 
     @property
     def heading_level(self) -> int | None:
@@ -44,6 +55,18 @@ class Block:
     def plain_text(self) -> str:
         return inline_plain_text(self.inline) if self.inline is not None else ""
 
+    def footnote_refs(self) -> list[str]:
+        """Labels of the footnotes this block and its descendants cite, in order. markdown-it only
+        makes a reference of ``[^x]`` when ``x`` is defined and it is not in a code span or fence."""
+        labels = [
+            child.meta["label"]
+            for child in (self.inline.children or [] if self.inline is not None else [])
+            if child.type == "footnote_ref" and child.meta.get("label") is not None
+        ]
+        for child in self.children:
+            labels.extend(child.footnote_refs())
+        return labels
+
 
 def parse_blocks(source: str) -> list[Block]:
     """The top-level blocks of ``source`` (newlines already normalised to ``\\n``)."""
@@ -52,6 +75,8 @@ def parse_blocks(source: str) -> list[Block]:
     for tok in _parser().parse(source):
         if tok.nesting == 1:
             node = Block(tok.type.removesuffix("_open"), tok.tag, *(tok.map or (-1, -1)))
+            if tok.type == "footnote_reference_open":
+                node.label = tok.meta.get("label")
             stack[-1].children.append(node)
             stack.append(node)
         elif tok.nesting == -1:
@@ -59,7 +84,10 @@ def parse_blocks(source: str) -> list[Block]:
         elif tok.type == "inline":
             stack[-1].inline = tok
         elif tok.map is not None:
-            stack[-1].children.append(Block(tok.type, tok.tag, tok.map[0], tok.map[1]))
+            leaf = Block(tok.type, tok.tag, tok.map[0], tok.map[1])
+            if tok.type == "front_matter":
+                leaf.content = tok.content
+            stack[-1].children.append(leaf)
     return [_hoist(b) for b in root.children]
 
 

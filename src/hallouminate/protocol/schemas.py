@@ -105,6 +105,7 @@ GROUND_RESULT: dict[str, Any] = {
                     "absolute_path": {"type": "string"},
                     "score": {"type": "number"},
                     "summary": {"type": "string"},
+                    "keywords": {"type": "array", "items": {"type": "string"}},
                     "stale": {"type": "boolean"},
                     "chunks": {
                         "type": "array",
@@ -140,6 +141,14 @@ _INDEX_REPORT: dict[str, Any] = {
         "files_deleted": {"type": "integer"},
         "files_skipped": {"type": "integer"},
         "skipped": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "reason": {"type": "string"}},
+                "required": ["path", "reason"],
+            },
+        },
+        "frontmatter_errors": {
             "type": "array",
             "items": {
                 "type": "object",

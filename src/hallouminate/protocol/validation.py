@@ -23,7 +23,9 @@ def describe_violation(error: jsonschema.ValidationError, what: str) -> str:
         bound = {"minimum": ">=", "maximum": "<=", "minLength": "length >=", "maxLength": "length <="}
         return f"{what}: '{where}' must be {bound[str(validator)]} {error.validator_value} (got {error.instance!r})"
     if validator == "type":
-        return f"{what}: '{where}' must be of type {error.validator_value}, got {type(error.instance).__name__}"
+        return (
+            f"{what}: '{where}' must be of type {error.validator_value}, got {type(error.instance).__name__}"
+        )
     if validator == "enum":
         return f"{what}: '{where}' must be one of {error.validator_value}, got {error.instance!r}"
     return f"{what}: '{where}': {error.message}"

@@ -15,6 +15,8 @@ def render_index(result: dict[str, Any]) -> str:
         )
         for skipped in report.get("skipped", []):
             lines.append(f"  skipped {skipped['path']}: {skipped['reason']}")
+        for bad in report.get("frontmatter_errors", []):
+            lines.append(f"  indexed as text {bad['path']}: {bad['reason']}")
     lines.append(f"done in {result.get('seconds', 0):.2f} s")
     for warning in result.get("warnings", []):
         lines.append(f"warning [{warning.get('code')}]: {warning.get('message')}")

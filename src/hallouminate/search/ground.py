@@ -7,6 +7,7 @@ request's cwd (the priority corpus) wins score ties and keeps a few reserved slo
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -94,8 +95,8 @@ async def ground_async(
 ) -> dict[str, Any]:
     """The same query for the daemon: searches awaited on its loop, the embedding off it.
 
-    The steps run one after another: on two cores, overlapping the embedding (which keeps both cores
-    busy) with a search measured slower than running them in turn.
+    The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
+    search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     started = time.perf_counter()
     _check_params(
@@ -108,8 +109,14 @@ async def ground_async(
     )
     names, display, priority_key = _keys(corpora, priority_corpus)
     terms = query_terms(query)
-    vector_rows = await reader.vector_search(await embed_query(query), names, limit)
-    keyword_rows = await reader.fts_search(" ".join(terms), names, limit) if terms else []
+    vector = await embed_query(query)
+    if terms:
+        # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
+        vector_rows, keyword_rows = await asyncio.gather(
+            reader.vector_search(vector, names, limit), reader.fts_search(" ".join(terms), names, limit)
+        )
+    else:
+        vector_rows, keyword_rows = await reader.vector_search(vector, names, limit), []
     empty = [display[key] for key in names if await reader.count_rows(key) == 0]
     return assemble(
         query,
@@ -187,7 +194,9 @@ def assemble(
     }
 
 
-def _keys(corpora: Sequence[CorpusSpec], priority: str | None) -> tuple[list[str], dict[str, str], str | None]:
+def _keys(
+    corpora: Sequence[CorpusSpec], priority: str | None
+) -> tuple[list[str], dict[str, str], str | None]:
     """Store keys to search (one per distinct corpus), their display names, and the priority's key.
 
     Rows are stored under ``store_key`` (name + roots) so two checkouts of one repository never mix.
@@ -225,6 +234,7 @@ class _File:
     mtime_ns: int
     score: float = 0.0
     chunks: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
 
 
 def _group(rows: dict[str, dict[str, Any]], fused: dict[str, float], scale: float) -> list[_File]:
@@ -241,6 +251,7 @@ def _group(rows: dict[str, dict[str, Any]], fused: dict[str, float], scale: floa
                 row["summary"] or "",
                 int(row["file_size"]),
                 int(row["file_mtime_ns"]),
+                keywords=list(row.get("keywords") or []),
             )
         score = raw / scale
         entry.chunks.append((score, row))
@@ -286,6 +297,7 @@ def _doc(
         "absolute_path": entry.abs_path,
         "score": round(entry.score, 4),
         "summary": entry.summary,
+        "keywords": entry.keywords,
         "stale": _stale(entry),
         "chunks": [_chunk(score, row, terms, pattern, snippet_chars) for score, row in best],
     }

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 TABLE = "chunks"
 # Bumped when the columns change: an older table is dropped and rebuilt by the next index run.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 
@@ -32,6 +32,8 @@ RESULT_COLUMNS = [
     "file_mtime_ns",
     "indexed_at_ms",
     "page",
+    "keywords",
+    "fields",
 ]
 STATE_COLUMNS = ["path", "file_size", "file_mtime_ns", "content_hash", "indexed_at_ms"]
 
@@ -49,7 +51,7 @@ ROW_KEYS = (
     "vector",
 )
 # Keys a row may omit (null when absent).
-OPTIONAL_KEYS = ("page",)
+OPTIONAL_KEYS = ("page", "keywords", "fields")
 
 
 def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
@@ -74,6 +76,10 @@ def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
             pa.field("indexed_at_ms", pa.int64()),
             # 1-based page of a PDF chunk; null for every other format.
             pa.field("page", pa.int32()),
+            # The page's keywords (indexing/keywords.py), repeated on each of its rows like ``summary``.
+            pa.field("keywords", pa.list_(pa.string())),
+            # The page's YAML frontmatter as a JSON object (null without one): title, tags, date, ...
+            pa.field("fields", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ],
         metadata=meta,
