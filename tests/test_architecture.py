@@ -38,10 +38,8 @@ def test_clients_import_no_engine_module_and_no_adapter() -> None:
 
 
 def test_domain_and_config_import_no_adapter() -> None:
-    for path in modules_in("config") + [
-        PACKAGE / "search" / "fusion.py",
-        PACKAGE / "indexing" / "chunker.py",
-    ]:
+    domain = [*modules_in("config"), PACKAGE / "search" / "fusion.py", PACKAGE / "indexing" / "chunker.py"]
+    for path in domain:
         for name in imports_of(path):
             assert name.split(".")[0] not in ADAPTER_LIBS, f"{path.relative_to(PACKAGE)} imports {name}"
 
