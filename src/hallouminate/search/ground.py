@@ -37,9 +37,41 @@ BOUNDS = {
 }
 
 
-def ground(
-    store: StorePort,
-    embedder: EmbedderPort,
+@dataclass
+class _Plan:
+    """One checked query: what both the sync and the async paths compute before and after searching."""
+
+    query: str
+    terms: list[str]
+    keys: list[str]
+    display: dict[str, str]
+    priority_key: str | None
+    top_files: int
+    chunks_per_file: int
+    limit: int
+    snippet_chars: int
+    started: float
+
+    def finish(
+        self, vector_rows: list[dict[str, Any]], keyword_rows: list[dict[str, Any]], empty_keys: list[str]
+    ) -> dict[str, Any]:
+        return assemble(
+            self.query,
+            self.terms,
+            vector_rows,
+            keyword_rows,
+            self.keys,
+            priority_corpus=self.priority_key,
+            display=self.display,
+            top_files=self.top_files,
+            chunks_per_file=self.chunks_per_file,
+            snippet_chars=self.snippet_chars,
+            empty_corpora=[self.display[key] for key in empty_keys],
+            started=self.started,
+        )
+
+
+def _plan(
     corpora: Sequence[CorpusSpec],
     query: str,
     *,
@@ -48,8 +80,7 @@ def ground(
     chunks_per_file: int,
     limit: int,
     snippet_chars: int,
-) -> dict[str, Any]:
-    """The whole query through the synchronous store API (used in-process: tests, benchmarks)."""
+) -> _Plan:
     started = time.perf_counter()
     _check_params(
         query,
@@ -59,26 +90,38 @@ def ground(
         limit=limit,
         snippet_chars=snippet_chars,
     )
-    names, display, priority_key = _keys(corpora, priority_corpus)
-    terms = query_terms(query)
-    vector_rows = store.vector_search(embedder.embed_query(query), names, limit)
-    keyword_rows = store.fts_search(" ".join(terms), names, limit) if terms else []
-    count = getattr(store, "count_rows", None)
-    empty = [display[key] for key in names if count is not None and count(key) == 0]
-    return assemble(
+    keys, display, priority_key = _keys(corpora, priority_corpus)
+    return _Plan(
         query,
-        terms,
-        vector_rows,
-        keyword_rows,
-        names,
-        priority_corpus=priority_key,
-        display=display,
-        top_files=top_files,
-        chunks_per_file=chunks_per_file,
-        snippet_chars=snippet_chars,
-        empty_corpora=empty,
-        started=started,
+        query_terms(query),
+        keys,
+        display,
+        priority_key,
+        top_files,
+        chunks_per_file,
+        limit,
+        snippet_chars,
+        started,
     )
+
+
+def ground(
+    store: StorePort,
+    embedder: EmbedderPort,
+    corpora: Sequence[CorpusSpec],
+    query: str,
+    **params: Any,
+) -> dict[str, Any]:
+    """The whole query through the synchronous store API (used in-process: tests, benchmarks).
+
+    ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required).
+    """
+    plan = _plan(corpora, query, **params)
+    vector_rows = store.vector_search(embedder.embed_query(query), plan.keys, plan.limit)
+    keyword_rows = store.fts_search(" ".join(plan.terms), plan.keys, plan.limit) if plan.terms else []
+    count = getattr(store, "count_rows", None)
+    empty = [key for key in plan.keys if count is not None and count(key) == 0]
+    return plan.finish(vector_rows, keyword_rows, empty)
 
 
 async def ground_async(
@@ -86,52 +129,25 @@ async def ground_async(
     embed_query: Callable[[str], Awaitable[Any]],
     corpora: Sequence[CorpusSpec],
     query: str,
-    *,
-    priority_corpus: str | None,
-    top_files: int,
-    chunks_per_file: int,
-    limit: int,
-    snippet_chars: int,
+    **params: Any,
 ) -> dict[str, Any]:
     """The same query for the daemon: searches awaited on its loop, the embedding off it.
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
-    started = time.perf_counter()
-    _check_params(
-        query,
-        corpora,
-        top_files=top_files,
-        chunks_per_file=chunks_per_file,
-        limit=limit,
-        snippet_chars=snippet_chars,
-    )
-    names, display, priority_key = _keys(corpora, priority_corpus)
-    terms = query_terms(query)
+    plan = _plan(corpora, query, **params)
     vector = await embed_query(query)
-    if terms:
+    if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
-            reader.vector_search(vector, names, limit), reader.fts_search(" ".join(terms), names, limit)
+            reader.vector_search(vector, plan.keys, plan.limit),
+            reader.fts_search(" ".join(plan.terms), plan.keys, plan.limit),
         )
     else:
-        vector_rows, keyword_rows = await reader.vector_search(vector, names, limit), []
-    empty = [display[key] for key in names if await reader.count_rows(key) == 0]
-    return assemble(
-        query,
-        terms,
-        vector_rows,
-        keyword_rows,
-        names,
-        priority_corpus=priority_key,
-        display=display,
-        top_files=top_files,
-        chunks_per_file=chunks_per_file,
-        snippet_chars=snippet_chars,
-        empty_corpora=empty,
-        started=started,
-    )
+        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
+    empty = [key for key in plan.keys if await reader.count_rows(key) == 0]
+    return plan.finish(vector_rows, keyword_rows, empty)
 
 
 def assemble(
