@@ -188,3 +188,21 @@ async def mcp_session(sandbox: Sandbox):  # type: ignore[no-untyped-def]
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+# -- configuration tests ------------------------------------------------------------------------------------
+@pytest.fixture
+def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Isolated XDG dirs and HOME; returns the (not yet written) baseline config path."""
+    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
+    path.parent.mkdir(parents=True)
+    return path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write
 from hallouminate.browse import list_files
 from hallouminate.config import corpus_for, discover_repositories, find_repo_root, resolve
 from hallouminate.errors import InvalidParams
@@ -21,22 +22,6 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "t",
     "GIT_COMMITTER_EMAIL": "t@example.com",
 }
-
-
-@pytest.fixture
-def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
-    path.parent.mkdir(parents=True)
-    return path
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def make_repo(root: Path, name: str, pages: tuple[str, ...] = ("index.md",), extra: str = "") -> Path:

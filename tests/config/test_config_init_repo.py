@@ -10,17 +10,6 @@ from hallouminate.config import INDEX_END, INDEX_START, init_repo, resolve
 from hallouminate.errors import InvalidParams
 
 
-@pytest.fixture
-def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Isolated XDG dirs and HOME; returns the (not yet written) baseline config path."""
-    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
-    path.parent.mkdir(parents=True)
-    return path
-
-
 def test_init_repo_writes_config_and_index(baseline: Path, tmp_path: Path) -> None:
     root = tmp_path / "proj"
     root.mkdir()

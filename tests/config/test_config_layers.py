@@ -8,26 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write
 from hallouminate import xdg
 from hallouminate.config import corpus_for, load_baseline, resolve
 from hallouminate.errors import InvalidParams
-
-
-@pytest.fixture
-def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Isolated XDG dirs and HOME; returns the (not yet written) baseline config path."""
-    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
-    path.parent.mkdir(parents=True)
-    return path
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def repo_config(root: Path, text: str) -> Path:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
+from conftest import write
 from hallouminate.config import (
     baseline_template,
     describe_effective,
@@ -14,22 +13,6 @@ from hallouminate.config import (
     validate_file,
     validate_for,
 )
-
-
-@pytest.fixture
-def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
-    path.parent.mkdir(parents=True)
-    return path
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_the_template_validates_as_written_and_uncommented(tmp_path: Path) -> None:
