@@ -82,6 +82,8 @@ class DaemonServer:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop, f"signal {sig.name}")
+        if _early_signal is not None:
+            self.request_stop(f"signal {_early_signal.name} (before the loop started)")
         self._server = await asyncio.start_unix_server(self._on_connection, sock=self.guard.sock)
         log.info("daemon %s listening on %s (pid %d)", self.runtime.version, self.guard.path, os.getpid())
         self._arm_idle_timer()
@@ -191,9 +193,22 @@ class DaemonServer:
                 await writer.drain()
 
 
+_early_signal: signal.Signals | None = None
+
+
+def _remember_early_signal(signum: int, _frame: object) -> None:
+    global _early_signal
+    _early_signal = signal.Signals(signum)
+
+
 def run(socket_path: Path | None = None) -> int:
     """Entry point of ``hallouminate daemon run``: returns the process exit code."""
     from hallouminate.config import load_baseline
+
+    # The socket accepts connections (backlog) before the event loop installs its handlers; a
+    # SIGTERM in that window must still mean a clean stop that removes the socket, not a kill.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _remember_early_signal)
 
     setup_logging(xdg.log_file())
     try:
