@@ -59,6 +59,32 @@ async def test_idle_exit_removes_the_socket_and_the_next_client_respawns(sandbox
         await conn.close()
 
 
+async def test_watching_a_busy_repository_does_not_keep_the_daemon_alive(sandbox: Sandbox) -> None:
+    sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 2\n")
+    repo = sandbox.make_repo()
+    proc = sandbox.start_daemon()
+    conn = await connect_or_spawn(spawn=False)
+    try:
+        await conn.call("index", str(repo), {})
+        watched = (await conn.call("status"))["watched_roots"]
+    finally:
+        await conn.close()
+    assert any(str(repo) in root for root in watched)
+    # Keep the watcher busy (an edit every 0.3 s, each one re-indexed) after the last client left:
+    # the daemon must still idle out on schedule and leave no socket behind.
+    page = next((repo / ".hallouminate" / "wiki").rglob("*.md"))
+    started = time.monotonic()
+    edits = 0
+    while proc.poll() is None and time.monotonic() - started < 30:
+        page.write_text(page.read_text() + f"\nEdit {edits} while nobody is connected.\n")
+        edits += 1
+        await asyncio.sleep(0.3)
+    assert proc.wait(timeout=30) == 0
+    assert time.monotonic() - started < 15, "watching kept the daemon alive past its idle exit"
+    assert edits >= 3
+    assert not sandbox.socket.exists()
+
+
 async def test_an_open_connection_keeps_the_daemon_from_idling_out(sandbox: Sandbox) -> None:
     sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 1\n")
     proc = sandbox.start_daemon()
