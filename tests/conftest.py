@@ -136,6 +136,20 @@ def kill_daemon_of(sandbox: Sandbox, sig: int = signal.SIGTERM) -> None:
             time.sleep(0.05)
 
 
+def shim_host_pid(sandbox: Sandbox) -> int | None:
+    lock = sandbox.socket.with_name(sandbox.socket.name + ".shim.lock")
+    with contextlib.suppress(OSError, ValueError):
+        return int(lock.read_text().strip())
+    return None
+
+
+def kill_shim_host_of(sandbox: Sandbox) -> None:
+    pid = shim_host_pid(sandbox)
+    if pid and pid_alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+
+
 @pytest.fixture
 def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     # Short root under /tmp: Unix socket paths are limited to ~107 bytes.
@@ -169,6 +183,7 @@ def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sand
         yield box
     finally:
         kill_daemon_of(box)
+        kill_shim_host_of(box)
         for proc in box.procs:
             if proc.poll() is None:
                 proc.kill()

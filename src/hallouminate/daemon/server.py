@@ -17,7 +17,6 @@ from hallouminate import xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
-from hallouminate.daemon.socket_guard import SocketGuard
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 from hallouminate.protocol import (
     FrameTooLarge,
@@ -28,6 +27,7 @@ from hallouminate.protocol import (
     read_frame,
 )
 from hallouminate.protocol.messages import request_id_of
+from hallouminate.socket_guard import SocketGuard
 
 log = logging.getLogger("hallouminate.daemon")
 

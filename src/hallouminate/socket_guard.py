@@ -1,4 +1,5 @@
-"""Claim the daemon's socket: private directory, singleton lock, stale-socket replacement, 0600 socket."""
+"""Claim a listening socket (the daemon's, the warm shim host's): private directory, singleton lock,
+stale-socket replacement, 0600 socket."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hallouminate.errors import Internal
 
 
 class AlreadyRunning(Internal):
-    """Another daemon holds the lock for this socket."""
+    """Another process holds the lock for this socket."""
 
 
 def lock_path_for(sock: Path) -> Path:
@@ -41,10 +42,11 @@ def _private_directory(directory: Path) -> None:
 
 
 class SocketGuard:
-    """Holds the lock and the listening socket for the daemon's lifetime."""
+    """Holds the lock and the listening socket for its owner's lifetime."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, role: str = "daemon") -> None:
         self.path = path or xdg.socket_path()
+        self.role = role
         self.lock_path = lock_path_for(self.path)
         self._lock_fd: int | None = None
         self.sock: socket.socket | None = None
@@ -58,8 +60,9 @@ class SocketGuard:
             holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise AlreadyRunning(
-                f"another daemon is already running on {self.path} (lock {self.lock_path} held by pid "
-                f"{holder}); stop it with `hallouminate daemon stop`",
+                f"another {self.role} is already running on {self.path} (lock {self.lock_path} held by "
+                f"pid {holder})"
+                + ("; stop it with `hallouminate daemon stop`" if self.role == "daemon" else ""),
                 {"lock": str(self.lock_path), "pid": holder},
             ) from None
         os.ftruncate(fd, 0)
@@ -80,7 +83,7 @@ class SocketGuard:
                 if "too long" in str(exc)
                 else ""
             )
-            raise Internal(f"cannot bind the daemon socket {self.path}: {exc}{hint}") from None
+            raise Internal(f"cannot bind the {self.role} socket {self.path}: {exc}{hint}") from None
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
@@ -88,6 +91,15 @@ class SocketGuard:
         sock.setblocking(False)
         self.sock = sock
         return sock
+
+    def forget(self) -> None:
+        """In a forked child: close our copies of the socket and the lock without giving them up."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def release(self) -> None:
         if self.sock is not None:

@@ -1,0 +1,133 @@
+"""Start the MCP shim fast: hand this process's stdio to a warm shim host when one runs.
+
+Importing the MCP SDK costs ~1.5 s of CPU on a small machine, paid again by every `hallouminate serve` an
+MCP host launches. A warm host (`hallouminate.shim.host`) has paid it once; it forks a shim per launch
+and that shim speaks MCP on our own stdin/stdout, passed over a Unix socket (SCM_RIGHTS). This module is
+the launching side: stdlib only, so it starts in a few tens of milliseconds. See docs/adr/0014.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hallouminate import __version__, xdg
+
+HOST_PROTOCOL = 1
+MAX_HELLO = 1 << 20
+HOST_START_TIMEOUT = 20.0
+_POLL = 0.02
+# The source files whose code a shim runs: a host started from other code must not serve this launch.
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def host_socket_for(daemon_socket: Path) -> Path:
+    return daemon_socket.with_name(daemon_socket.name + ".shim")
+
+
+def fingerprint() -> str:
+    """Who may serve whom: same version, interpreter, package location and source files."""
+    newest = 0
+    count = 0
+    for dirpath, _dirs, files in os.walk(_SOURCE_ROOT):
+        for name in files:
+            if name.endswith(".py"):
+                count += 1
+                with contextlib.suppress(OSError):
+                    newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime_ns)
+    test_salt = os.environ.get("HALLOUMINATE_TEST_SHIM_FINGERPRINT", "")
+    return f"{__version__}|{sys.executable}|{_SOURCE_ROOT}|{count}|{newest}|{test_salt}"
+
+
+def warm_start_disabled() -> bool:
+    return os.environ.get("HALLOUMINATE_SHIM_HOST", "1").strip().lower() in {"0", "false", "no", "off"}
+
+
+def _recv_line(conn: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(256)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def hand_off(host_socket: Path) -> int | None:
+    """Give our stdio to the host's shim and wait for it; its exit code, or None if no host took it."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(host_socket))
+    except OSError:
+        conn.close()
+        return None
+    hello = json.dumps(
+        {
+            "protocol": HOST_PROTOCOL,
+            "fingerprint": fingerprint(),
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+        }
+    ).encode()
+    try:
+        socket.send_fds(conn, [struct.pack(">I", len(hello)) + hello], [0, 1, 2])
+        reply = _recv_line(conn)
+    except OSError:
+        conn.close()
+        return None
+    if not reply.startswith(b"ok "):
+        conn.close()  # refused (another version's host): it exits, and we start a fresh one
+        return None
+    # The shim now runs in the host's child on our stdio. We only wait for it; when we are killed our
+    # end of this socket closes and the child stops too, so the MCP host still controls its lifetime.
+    status = _recv_line(conn)
+    conn.close()
+    if status.startswith(b"exit "):
+        with contextlib.suppress(ValueError):
+            return int(status.split()[1])
+    return 1
+
+
+def spawn_host(daemon_socket: Path) -> subprocess.Popen[bytes]:
+    daemon_socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    env = dict(os.environ)
+    env["HALLOUMINATE_SOCKET"] = str(daemon_socket)
+    log = daemon_socket.with_name(daemon_socket.name + ".shim.log")
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "hallouminate.shim.host"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def launch(daemon_socket: Path | None = None) -> int | None:
+    """Run this launch in a warm shim host, starting one if needed; None means: run the shim here."""
+    if warm_start_disabled():
+        return None
+    path = host_socket_for(daemon_socket or xdg.socket_path())
+    code = hand_off(path)
+    if code is not None:
+        return code
+    proc = spawn_host(daemon_socket or xdg.socket_path())
+    deadline = time.monotonic() + HOST_START_TIMEOUT
+    while time.monotonic() < deadline:
+        code = hand_off(path)
+        if code is not None:
+            return code
+        # Our host exiting is fine when another launcher's host won the lock; it answers soon.
+        if proc.poll() is not None and not path.exists():
+            return None
+        time.sleep(_POLL)
+    return None
