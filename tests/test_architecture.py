@@ -9,7 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "hallouminate"
 ADAPTER_LIBS = {"lancedb", "fastembed", "onnxruntime", "pyarrow", "tokenizers"}
-ENGINE = {"storage", "search", "indexing", "embedding", "daemon"}
+ENGINE = {"storage", "search", "indexing", "embedding", "daemon", "wiki"}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -27,7 +27,7 @@ def modules_in(*subpackages: str) -> list[Path]:
 
 
 def test_clients_import_no_engine_module_and_no_adapter() -> None:
-    for path in modules_in("shim", "cli", "client", "protocol", "render"):
+    for path in modules_in("shim", "cli", "client", "protocol", "render", "evaluation"):
         # `hallouminate daemon run` is the daemon's entry point: the CLI may start it (lazily), nothing more.
         allowed = {"daemon"} if path.parent.name == "cli" else set()
         for name in imports_of(path):
@@ -38,7 +38,11 @@ def test_clients_import_no_engine_module_and_no_adapter() -> None:
 
 
 def test_domain_and_config_import_no_adapter() -> None:
-    domain = [*modules_in("config"), PACKAGE / "search" / "fusion.py", PACKAGE / "indexing" / "chunker.py"]
+    domain = [
+        *modules_in("config", "wiki"),
+        PACKAGE / "search" / "fusion.py",
+        PACKAGE / "indexing" / "chunker.py",
+    ]
     for path in domain:
         for name in imports_of(path):
             assert name.split(".")[0] not in ADAPTER_LIBS, f"{path.relative_to(PACKAGE)} imports {name}"
@@ -46,7 +50,7 @@ def test_domain_and_config_import_no_adapter() -> None:
 
 def test_the_running_shim_loads_neither_lancedb_nor_fastembed() -> None:
     code = (
-        "import sys, hallouminate.shim.server, hallouminate.cli.main\n"
+        "import sys, hallouminate.shim.server, hallouminate.cli.main, hallouminate.evaluation\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         f"{sorted(ADAPTER_LIBS)!r} or m.split('.')[:2] in "
         f"{[['hallouminate', e] for e in sorted(ENGINE)]!r})\n"

@@ -21,9 +21,16 @@ def cli() -> None:
 @cli.command()
 def serve() -> None:
     """Run the MCP stdio server (what an MCP client launches). Starts the daemon when needed."""
+    from hallouminate.shim.launcher import launch
+
+    # A warm shim host answers in milliseconds; without one (disabled, or it could not start) the shim
+    # runs here and pays the MCP SDK's import itself.
+    code = launch()
+    if code is not None:
+        sys.exit(code)
     import anyio
 
-    from hallouminate.shim import serve as serve_stdio
+    from hallouminate.shim.server import serve as serve_stdio
 
     anyio.run(serve_stdio)
 
@@ -203,10 +210,12 @@ def model_status() -> None:
 
 def _register_read_commands() -> None:
     from hallouminate.cli.config_commands import config_group, corpora, read
+    from hallouminate.cli.eval_command import eval_command
 
     cli.add_command(config_group)
     cli.add_command(corpora)
     cli.add_command(read)
+    cli.add_command(eval_command)
 
 
 _register_read_commands()

@@ -1,0 +1,247 @@
+"""``hallouminate eval``: measure retrieval on a golden file, through the daemon's `ground`, with history.
+
+The golden file is parsed before the daemon is contacted, so a malformed one costs nothing and exits 2.
+Every query then runs twice over one connection: a warm-up pass (it also lets the daemon catch up on a
+corpus it has not seen since it started), then the measured pass whose results and timings are scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from hallouminate.client import DaemonConnection
+    from hallouminate.evaluation import Golden
+
+# `ground` accepts top_files up to 100 (protocol/schemas.py); MRR is read over at least the top 10 files.
+MAX_K = 100
+MIN_DEPTH = 10
+# Kept equal to hallouminate.evaluation.history.DEFAULT_THRESHOLD by a test: importing the evaluation
+# package here would load PyYAML on every start of the CLI (including `serve`).
+DEFAULT_THRESHOLD = 0.02
+
+
+class BadInput(click.ClickException):
+    """A golden file that cannot be used: a caller mistake, so exit 2 like other bad input."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class _Answers:
+    status: dict[str, Any]
+    known_paths: set[str] | None
+    results: list[tuple[dict[str, Any], float]]
+
+
+def parse_ks(spec: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in spec.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers such as 1,5,10, got {spec!r}") from None
+    if not ks or ks[0] < 1 or ks[-1] > MAX_K:
+        raise click.BadParameter(f"each k must be between 1 and {MAX_K}, got {spec!r}")
+    return ks
+
+
+@click.command("eval")
+@click.argument("golden_file", metavar="GOLDEN", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--corpus", help="Search only this corpus (default: every corpus, as `ground` does).")
+@click.option("--k", "k_spec", default="1,5,10", show_default=True, help="Cut-offs for recall@k and nDCG@k.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--fail-on-regression",
+    is_flag=True,
+    help="Exit 1 when a quality metric fell by more than --threshold since the previous compatible run.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=DEFAULT_THRESHOLD,
+    show_default=True,
+    help="Largest absolute drop of a quality metric that is not a regression.",
+)
+def eval_command(
+    golden_file: Path, corpus: str | None, k_spec: str, fmt: str, fail_on_regression: bool, threshold: float
+) -> None:
+    """Score the knowledge base on GOLDEN's queries: recall@k, MRR, nDCG@k, exact top chunk, latency.
+
+    Run it from inside the repository whose corpus it measures. Each run is appended to
+    GOLDEN.history.jsonl (the last 50 are kept) and compared with the previous run that used the same
+    golden queries, model and settings. See docs/evaluation.md.
+    """
+    from hallouminate.cli.daemon_calls import CliFailure
+    from hallouminate.config import resolve
+    from hallouminate.errors import HallouminateError
+    from hallouminate.evaluation import (
+        HISTORY_LIMIT,
+        GoldenError,
+        QueryResult,
+        Report,
+        aggregate,
+        as_json,
+        compare,
+        history_path,
+        load_golden,
+        make_run,
+        previous_compatible,
+        ranked_docs,
+        read_history,
+        render_text,
+        score_query,
+        write_history,
+    )
+    from hallouminate.protocol.cwd import canonical_cwd
+
+    try:
+        ks = parse_ks(k_spec)
+    except click.BadParameter as exc:
+        exc.param_hint = "'--k'"
+        raise
+    try:
+        golden = load_golden(golden_file)
+    except GoldenError as exc:
+        raise BadInput(str(exc)) from None
+
+    depth = max(MIN_DEPTH, ks[-1])
+    try:
+        cwd = str(canonical_cwd(os.getcwd()))
+        settings = resolve(Path(cwd)).settings
+    except HallouminateError as exc:
+        raise CliFailure(exc) from None
+    # Every ranking-relevant value is sent explicitly (so the request is exactly what the history records)
+    # or, for the index-time ones, read from the same configuration the daemon resolves for this cwd.
+    args: dict[str, Any] = {
+        "top_files": depth,
+        "chunks_per_file": settings.chunks_per_file,
+        "limit": settings.limit,
+        "snippet_chars": settings.snippet_chars,
+    }
+    if corpus:
+        args["corpus"] = corpus
+    identity = {
+        "corpus": corpus,
+        **{k: v for k, v in args.items() if k != "corpus"},
+        "chunk_tokens": settings.chunk_tokens,
+        "max_file_bytes": settings.max_file_bytes,
+    }
+
+    try:
+        answers = asyncio.run(_ask(cwd, golden, args, corpus))
+    except HallouminateError as exc:
+        raise CliFailure(exc) from None
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+    warnings = _unknown_expectations(golden, answers.known_paths)
+    results = []
+    for query, (result, latency) in zip(golden.queries, answers.results, strict=True):
+        docs = ranked_docs(result)
+        results.append(QueryResult(query, score_query(query, docs, ks), docs, latency, result.get("took_ms")))
+        warnings.extend(f"{query.id}: {w['message']}" for w in result.get("warnings", []))
+    metrics = aggregate([r.score for r in results], ks, [r.latency_ms for r in results])
+    model = str(answers.status.get("model_name", "?"))
+    run = make_run(
+        golden,
+        model=model,
+        settings=identity,
+        daemon_version=str(answers.status.get("version", "?")),
+        ks=ks,
+        metrics=metrics,
+        scores=[r.score for r in results],
+    )
+
+    where = history_path(golden_file)
+    runs, history_warnings = read_history(where)
+    warnings.extend(history_warnings)
+    previous = previous_compatible(runs, run)
+    comparison = compare(previous, run, threshold) if previous is not None else None
+    runs.append(run)
+    try:
+        write_history(where, runs, HISTORY_LIMIT)
+    except OSError as exc:
+        warnings.append(f"could not write the history {where}: {exc}")
+    report = Report(
+        golden_path=str(golden_file),
+        golden=golden,
+        corpus=corpus,
+        model=model,
+        ks=ks,
+        depth=depth,
+        metrics=metrics,
+        results=results,
+        comparison=comparison,
+        history_file=str(where),
+        history_runs=min(len(runs), HISTORY_LIMIT),
+        history_limit=HISTORY_LIMIT,
+        warnings=warnings,
+    )
+    for warning in dict.fromkeys(warnings):
+        click.echo(f"warning: {warning}", err=True)
+    if fmt == "json":
+        click.echo(json.dumps(as_json(report), indent=2))
+    else:
+        click.echo(render_text(report), nl=False)
+    if fail_on_regression and comparison is not None and comparison.regressed:
+        dropped = ", ".join(f"{c.metric} {c.delta:+.3f}" for c in comparison.drops)
+        click.echo(f"regression beyond {threshold:g} since {comparison.previous_time}: {dropped}", err=True)
+        sys.exit(1)
+
+
+async def _ask(cwd: str, golden: Golden, args: dict[str, Any], corpus: str | None) -> _Answers:
+    from hallouminate.client import connect_or_spawn
+
+    conn = await connect_or_spawn()
+    try:
+        status = await conn.call("status", cwd, {})
+        known = await _known_paths(conn, cwd, corpus)
+        for query in golden.queries:  # warm-up: model, caches, first-sight catch-up indexing
+            await conn.call("ground", cwd, {**args, "query": query.query})
+        results = []
+        for query in golden.queries:
+            started = time.perf_counter()
+            result = await conn.call("ground", cwd, {**args, "query": query.query})
+            results.append((result, (time.perf_counter() - started) * 1000))
+        return _Answers(status, known, results)
+    finally:
+        await conn.close()
+
+
+async def _known_paths(conn: DaemonConnection, cwd: str, corpus: str | None) -> set[str] | None:
+    """Every file of the corpora searched, to flag expected pages that cannot be found (typos)."""
+    from hallouminate.errors import HallouminateError
+
+    try:
+        if corpus:
+            names = [corpus]
+        else:
+            listed = await conn.call("list_corpora", cwd, {})
+            names = [c["name"] for c in listed["corpora"]]
+        paths: set[str] = set()
+        for name in names:
+            files = await conn.call("list_files", cwd, {"corpus": name})
+            paths.update(f["path"] for f in files["files"])
+    except HallouminateError:
+        # `ground` reports an unknown corpus (or none at all) with the daemon's own message.
+        return None
+    return paths
+
+
+def _unknown_expectations(golden: Golden, known: set[str] | None) -> list[str]:
+    if known is None:
+        return []
+    return [
+        f"{q.id} (line {q.line}): expected page {path!r} is not a file of the corpora searched"
+        for q in golden.queries
+        for path in q.expected_paths
+        if path not in known
+    ]
