@@ -10,7 +10,7 @@ DEMO_QUESTION ?= How does the MCP shim reach the daemon?
 export UV_COMPILE_BYTECODE := 1
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup model demo test lint bench clean
+.PHONY: setup model demo test stress lint bench clean
 
 setup: $(VENV)/.synced
 
@@ -33,6 +33,10 @@ demo: model
 
 test: model
 	$(BIN)/python -m pytest -q
+
+# The long tiers of the fuzz and fault tests (the quick tiers run in `make test`).
+stress: model
+	HALLOUMINATE_FUZZ_FRAMES=50000 $(BIN)/python -m pytest -q tests/daemon/test_daemon_hostile_frames.py
 
 lint: setup
 	$(BIN)/ruff check src tests bench

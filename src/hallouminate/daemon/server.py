@@ -19,6 +19,7 @@ from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 from hallouminate.protocol import (
+    FrameStalled,
     FrameTooLarge,
     decode_body,
     encode_frame,
@@ -33,6 +34,9 @@ log = logging.getLogger("hallouminate.daemon")
 
 MAX_CONNECTIONS = 64
 DRAIN_TIMEOUT = 60.0
+# A frame begun must be finished within this time: a half-sent frame would otherwise pin a connection
+# slot (and its buffer) forever.
+FRAME_STALL_SECS = float(os.environ.get("HALLOUMINATE_TEST_FRAME_STALL_SECS", "10"))
 _PEERCRED = struct.Struct("3i")
 
 
@@ -144,8 +148,8 @@ class DaemonServer:
     ) -> None:
         while not self._stop.is_set():
             try:
-                body = await read_frame(reader)
-            except FrameTooLarge as exc:
+                body = await read_frame(reader, stall_timeout=FRAME_STALL_SECS)
+            except (FrameTooLarge, FrameStalled) as exc:
                 # The body was not read, so the stream cannot be resynchronised: answer, then hang up.
                 await self._send(writer, write_lock, error_response(None, exc))
                 return

@@ -23,6 +23,10 @@ class FrameTooLarge(InvalidParams):
     """A frame whose declared length exceeds MAX_FRAME (the stream cannot be resynchronised)."""
 
 
+class FrameStalled(InvalidParams):
+    """A frame begun but not finished in time (a stalled or hostile peer; the stream is abandoned)."""
+
+
 def encode_frame(message: dict[str, Any], *, limit: int = MAX_FRAME) -> bytes:
     body = msgpack.packb(message, use_bin_type=True)
     if len(body) > limit:
@@ -33,25 +37,39 @@ def encode_frame(message: dict[str, Any], *, limit: int = MAX_FRAME) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-async def read_frame(reader: asyncio.StreamReader, *, limit: int = MAX_FRAME) -> bytes | None:
+async def read_frame(
+    reader: asyncio.StreamReader, *, limit: int = MAX_FRAME, stall_timeout: float | None = None
+) -> bytes | None:
     """Read one frame body; ``None`` on a clean end of stream between frames.
 
-    Raises ``FrameTooLarge`` before reading the body of an oversized frame, and
-    ``asyncio.IncompleteReadError`` when the peer hangs up mid-frame.
+    Raises ``FrameTooLarge`` before reading the body of an oversized frame,
+    ``asyncio.IncompleteReadError`` when the peer hangs up mid-frame, and ``FrameStalled`` when a frame
+    that has begun is not complete within ``stall_timeout`` seconds. Waiting *between* frames is never
+    timed: an idle connection is legitimate.
     """
+    first = await reader.read(1)
+    if not first:
+        return None
+
+    async def rest() -> bytes:
+        header = first + await reader.readexactly(HEADER.size - 1)
+        (length,) = HEADER.unpack(header)
+        if length > limit:
+            raise FrameTooLarge(
+                f"frame of {length} bytes exceeds the {limit}-byte limit; split the request",
+                {"limit": limit, "size": length},
+            )
+        return await reader.readexactly(length)
+
+    if stall_timeout is None:
+        return await rest()
     try:
-        header = await reader.readexactly(HEADER.size)
-    except asyncio.IncompleteReadError as exc:
-        if not exc.partial:
-            return None
-        raise
-    (length,) = HEADER.unpack(header)
-    if length > limit:
-        raise FrameTooLarge(
-            f"frame of {length} bytes exceeds the {limit}-byte limit; split the request",
-            {"limit": limit, "size": length},
-        )
-    return await reader.readexactly(length)
+        return await asyncio.wait_for(rest(), stall_timeout)
+    except TimeoutError:
+        raise FrameStalled(
+            f"a frame was begun but not finished within {stall_timeout:g} s; send whole frames",
+            {"timeout": stall_timeout},
+        ) from None
 
 
 def decode_body(body: bytes) -> Any:
