@@ -41,6 +41,8 @@ class Dispatcher:
             "read_markdown": self.browse,
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
+            "add_markdown": self.write,
+            "delete_markdown": self.write,
         }
 
     async def handle(self, message: Any, emit: Emit) -> dict[str, Any]:
@@ -108,3 +110,6 @@ class Dispatcher:
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> dict[str, Any]:
         return await self.runtime.corpus_stats(canonical_cwd(request.cwd), request.args.get("corpus"))
+
+    async def write(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+        return await self.runtime.write(canonical_cwd(request.cwd), request.op, request.args)

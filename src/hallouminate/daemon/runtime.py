@@ -49,6 +49,16 @@ class Runtime:
         self._watcher: CorpusWatcher | None = None
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
         self._background: set[asyncio.Task[None]] = set()
+        # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
+        self._write_lock = asyncio.Lock()
+        self._write_journal = xdg.state_home() / "pending-writes"
+        # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
+        # written by a tool is not embedded a second time by the watcher).
+        self.counters: dict[str, int] = {
+            "watcher_batches": 0,
+            "watcher_files_upserted": 0,
+            "write_files_upserted": 0,
+        }
 
     # -- loading -----------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -69,6 +79,10 @@ class Runtime:
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
+        from hallouminate.wiki.journal import Journal
+
+        # Before any request: temp files of writes a killed daemon left half-done (a few lstats).
+        Journal(self._write_journal).recover()
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
@@ -112,13 +126,17 @@ class Runtime:
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
             report = await asyncio.to_thread(indexer.index_paths, spec, paths)
+        self.counters["watcher_batches"] += 1
+        self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
         if report.get("files_upserted") or report.get("files_deleted"):
             log.info(
                 "watcher: %s: %s", spec.name, {k: v for k, v in report.items() if k.startswith("files_")}
             )
 
     async def _refresh_corpus(self, spec: CorpusSpec) -> None:
-        await self._index_corpus(spec, None)
+        report = await self._index_corpus(spec, None)
+        self.counters["watcher_batches"] += 1
+        self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
 
     async def _ensure_loaded(self) -> None:
         if self._indexer is not None:
@@ -205,7 +223,7 @@ class Runtime:
         for spec in specs:
             if spec.store_key not in self._caught_up:
                 await self._index_corpus(spec, None)
-        s = self.settings
+        s = resolved.settings  # the request's own: its repository's [search] overrides the baseline
         assert self._reader is not None
 
         async def embed_query(text: str) -> Any:
@@ -221,6 +239,9 @@ class Runtime:
             chunks_per_file=args.get("chunks_per_file", s.chunks_per_file),
             limit=args.get("limit", s.limit),
             snippet_chars=args.get("snippet_chars", s.snippet_chars),
+            match=args.get("match"),
+            group_by=args.get("group_by"),
+            output=args.get("output"),
         )
 
     async def list_corpora(self, cwd: Path) -> dict[str, Any]:
@@ -254,6 +275,47 @@ class Runtime:
         count = await asyncio.to_thread(store.count_rows, spec.store_key)
         return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
 
+    async def write(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``add_markdown`` / ``delete_markdown``, then a re-index of the paths they changed.
+
+        The corpus lock is held from the write to the end of the re-index: the watcher's refresh of the
+        same files waits for it, then finds their stored size and mtime current and embeds nothing.
+        """
+        spec = corpus_for(self._resolve(cwd), args["corpus"])
+        async with self._lock(spec.store_key):
+            async with self._write_lock:
+                outcome = await asyncio.to_thread(_write_files, op, spec, args, self._write_journal)
+            result = dict(outcome.result)
+            result["reindexed"], result["chunks_written"] = [], 0
+            try:
+                _, _, indexer = await self._engine()
+                report = await asyncio.to_thread(indexer.index_paths, spec, outcome.reindex)
+            # The files are written by now: report a failed re-index, do not fail the call (a retry of a
+            # create would then be refused as "exists").
+            except Exception as exc:
+                if not isinstance(exc, HallouminateError):
+                    log.exception("re-indexing after %s failed", op)
+                reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
+                result["warnings"].append(
+                    {
+                        "code": "reindex-failed",
+                        "message": f"the files were written but not re-indexed ({reason}); the watcher "
+                        "or the index tool will catch up",
+                    }
+                )
+            else:
+                self.counters["write_files_upserted"] += int(report.get("files_upserted", 0))
+                result["reindexed"] = list(outcome.reindex)
+                if op == "add_markdown":
+                    result["chunks_written"] = int(report.get("chunks_written", 0))
+                for skipped in report.get("skipped", []):
+                    result["warnings"].append(
+                        {"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"}
+                    )
+        if op == "delete_markdown":
+            result.pop("chunks_written", None)
+        return result
+
     def status(self) -> dict[str, Any]:
         watched = [str(root) for root in self._watcher.roots] if self._watcher is not None else []
         if self._indexer is not None:
@@ -270,6 +332,7 @@ class Runtime:
             "model_cache_dir": str(self.settings.model_cache_dir),
             "store_dir": str(self.settings.store_dir),
             "watched_roots": watched,
+            "counters": dict(self.counters),
         }
 
     async def close(self) -> None:
@@ -280,6 +343,19 @@ class Runtime:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _write_files(op: str, spec: CorpusSpec, args: dict[str, Any], journal_dir: Path) -> Any:
+    # Imported in the worker thread: the Markdown stack costs ~0.7 s the first time.
+    from hallouminate.wiki.journal import Journal
+    from hallouminate.wiki.writes import add_markdown, delete_markdown
+
+    journal = Journal(journal_dir)
+    if op == "add_markdown":
+        return add_markdown(spec, args, journal)
+    if op == "delete_markdown":
+        return delete_markdown(spec, args["path"], journal)
+    raise InvalidParams(f"unknown write operation {op!r}")
 
 
 def _no_corpora(cwd: Path) -> InvalidParams:

@@ -70,6 +70,28 @@ ARGS: dict[str, dict[str, Any]] = {
                 "maximum": 4000,
                 "description": "Maximum snippet length per chunk (default 240).",
             },
+            "match": {
+                "type": "string",
+                "enum": ["ranked", "phrase"],
+                "description": "ranked (default): hybrid semantic + keyword ranking. phrase: exact lookup "
+                "(a URL, a title, an error message): case-insensitive literal match of the whole query "
+                "(1-512 characters) in chunk text, any whitespace run matching any other; no embedding. "
+                "Hits rank by occurrence count, which is their score. A phrase-truncated warning names "
+                "the bound (limit, top_files, chunks_per_file, 10,000-match scan cap) that cut the result.",
+            },
+            "group_by": {
+                "type": "string",
+                "enum": ["page"],
+                "description": "page: one entry per PDF page (its best chunk, with chunk_count); "
+                "chunks_per_file then caps pages. Chunks without a page stay single entries.",
+            },
+            "output": {
+                "type": "string",
+                "enum": ["counts"],
+                "description": 'counts (needs match "phrase"): per matching file only coverage '
+                "{chunks, pages} and its occurrence count as score, no chunks or snippets; ignores "
+                "top_files, chunks_per_file and limit; at most 2,000 files.",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -85,6 +107,20 @@ _WARNINGS: dict[str, Any] = {
     },
 }
 
+_GROUND_WARNINGS: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            # phrase-truncated: which bounds cut the result (limit, top_files, chunks_per_file, scan_cap).
+            "bounds": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["code", "message"],
+    },
+}
+
 GROUND_RESULT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -92,7 +128,8 @@ GROUND_RESULT: dict[str, Any] = {
         "took_ms": {"type": "number"},
         "stats": {
             "type": "object",
-            "properties": {"hits": {"type": "integer"}},
+            # occurrences: phrase mode only, the occurrences counted (hits are the chunks holding them).
+            "properties": {"hits": {"type": "integer"}, "occurrences": {"type": "integer"}},
             "required": ["hits"],
         },
         "docs": {
@@ -118,15 +155,28 @@ GROUND_RESULT: dict[str, Any] = {
                                 "score": {"type": "number"},
                                 "snippet": {"type": "string"},
                                 "page": {"type": "integer", "minimum": 1},
+                                "corpus": {"type": "string"},
+                                # group_by "page": the page's matched chunks (this is the best).
+                                "chunk_count": {"type": "integer", "minimum": 1},
                             },
                             "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
                         },
                     },
+                    # output "counts" only, instead of summary, keywords and chunks.
+                    "coverage": {
+                        "type": "object",
+                        "properties": {
+                            "chunks": {"type": "integer", "minimum": 1},
+                            "pages": {"type": ["integer", "null"], "minimum": 1},
+                        },
+                        "required": ["chunks", "pages"],
+                    },
                 },
-                "required": ["corpus", "path", "absolute_path", "score", "summary", "stale", "chunks"],
+                "required": ["corpus", "path", "absolute_path", "score", "stale"],
+                "anyOf": [{"required": ["summary", "chunks"]}, {"required": ["coverage"]}],
             },
         },
-        "warnings": _WARNINGS,
+        "warnings": _GROUND_WARNINGS,
     },
     "required": ["query", "took_ms", "stats", "docs", "warnings"],
 }
@@ -305,3 +355,161 @@ RESULTS: dict[str, dict[str, Any]] = {
         "required": ["corpus", "path", "backlinks"],
     },
 }
+
+# -- wiki writes (add_markdown, delete_markdown) -----------------------------------------------------------
+_WRITE_CORPUS: dict[str, Any] = {
+    **CORPUS_PROP,
+    "description": "Corpus to write to. Required: writes never default to a corpus (list_corpora names "
+    "them); it must have a single root.",
+}
+
+ARGS.update(
+    {
+        "add_markdown": {
+            "type": "object",
+            "properties": {
+                "corpus": _WRITE_CORPUS,
+                "path": {
+                    **PATH_PROP,
+                    "description": "Corpus-relative, '/'-separated path of the page, e.g. \"guides/setup.md\" "
+                    "(must end in .md in a wiki). Missing directories are created.",
+                },
+                "content": {
+                    "type": "string",
+                    "description": "The whole page (UTF-8 Markdown, stored verbatim), or with a section edit "
+                    "the text to insert or to put in place of the lines or the match.",
+                },
+                "overwrite": {
+                    "type": "boolean",
+                    "description": "Replace an existing page (default false: an existing page is refused; "
+                    "read it with read_markdown first).",
+                },
+                "under_heading": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1024,
+                    "description": "Section edit: insert content into this heading's section ('Setup', "
+                    "'## Setup' for that level, or 'Install > Setup' for a nested one).",
+                },
+                "position": {
+                    "type": "string",
+                    "enum": ["append", "prepend"],
+                    "description": "With under_heading: at the end of the section (default) or right "
+                    "under the heading.",
+                },
+                "replace_lines": {
+                    "type": "object",
+                    "properties": {
+                        "start": {"type": "integer", "minimum": 1},
+                        "end": {"type": "integer", "minimum": 1},
+                    },
+                    "required": ["start", "end"],
+                    "additionalProperties": False,
+                    "description": "Section edit: replace lines start..end (1-based, inclusive, as "
+                    "read_markdown with line_numbers shows them) with content.",
+                },
+                "replace_match": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Section edit: replace this literal text, which must occur exactly once, "
+                    "with content.",
+                },
+            },
+            "required": ["corpus", "path", "content"],
+            "additionalProperties": False,
+        },
+        "delete_markdown": {
+            "type": "object",
+            "properties": {
+                "corpus": _WRITE_CORPUS,
+                "path": {**PATH_PROP, "description": "Corpus-relative path of the file to delete."},
+            },
+            "required": ["corpus", "path"],
+            "additionalProperties": False,
+        },
+    }
+)
+
+_WRITE_WARNINGS: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "line": {"type": "integer"},
+            "path": {"type": "string"},
+        },
+        "required": ["code", "message"],
+    },
+}
+_INDEX_FILES: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "action": {"type": "string", "enum": ["scaffolded", "updated", "left-alone"]},
+        },
+        "required": ["path", "action"],
+    },
+}
+_REINDEXED: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+
+RESULTS.update(
+    {
+        "add_markdown": {
+            "type": "object",
+            "properties": {
+                "corpus": {"type": "string"},
+                "path": {"type": "string"},
+                "absolute_path": {"type": "string"},
+                "action": {"type": "string", "enum": ["created", "overwritten", "edited", "unchanged"]},
+                "edit": {"type": ["string", "null"]},
+                "changed_lines": {
+                    "type": ["object", "null"],
+                    "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+                },
+                "bytes": {"type": "integer"},
+                "index_files": _INDEX_FILES,
+                "reindexed": _REINDEXED,
+                "chunks_written": {"type": "integer"},
+                "warnings": _WRITE_WARNINGS,
+            },
+            "required": [
+                "corpus",
+                "path",
+                "absolute_path",
+                "action",
+                "edit",
+                "changed_lines",
+                "bytes",
+                "index_files",
+                "reindexed",
+                "chunks_written",
+                "warnings",
+            ],
+        },
+        "delete_markdown": {
+            "type": "object",
+            "properties": {
+                "corpus": {"type": "string"},
+                "path": {"type": "string"},
+                "absolute_path": {"type": "string"},
+                "deleted": {"type": "boolean"},
+                "index_files": _INDEX_FILES,
+                "reindexed": _REINDEXED,
+                "warnings": _WRITE_WARNINGS,
+            },
+            "required": [
+                "corpus",
+                "path",
+                "absolute_path",
+                "deleted",
+                "index_files",
+                "reindexed",
+                "warnings",
+            ],
+        },
+    }
+)

@@ -10,14 +10,17 @@ from hallouminate.render.browse import (
 )
 from hallouminate.render.index_report import render_index
 from hallouminate.render.outline import render_ground
+from hallouminate.render.writes import render_delete, render_write
 
 __all__ = [
     "render_backlinks",
     "render_corpora",
+    "render_delete",
     "render_files",
     "render_ground",
     "render_index",
     "render_read",
     "render_stats",
     "render_tree",
+    "render_write",
 ]

@@ -29,12 +29,14 @@ from hallouminate.protocol.validation import validate_args
 from hallouminate.render import (
     render_backlinks,
     render_corpora,
+    render_delete,
     render_files,
     render_ground,
     render_index,
     render_read,
     render_stats,
     render_tree,
+    render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.tools import TOOLS, ToolSpec
@@ -50,7 +52,9 @@ Use `ground` to find what the project has written down about a topic (design dec
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
 Use `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
-normally picked up on their own).
+normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
+`read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
+`corpus`, and search sees the change at once.
 
 Every call needs `cwd`: the absolute path of the checkout you are working in. It selects the repository, \
 its configuration and its wiki.
@@ -69,6 +73,8 @@ RENDERERS = {
     "read_markdown": render_read,
     "corpus_stats": render_stats,
     "backlinks": render_backlinks,
+    "add_markdown": render_write,
+    "delete_markdown": render_delete,
 }
 
 
@@ -119,7 +125,7 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
                     output_schema=spec.output_schema,
                     annotations=ToolAnnotations(
                         read_only_hint=spec.read_only,
-                        destructive_hint=False,
+                        destructive_hint=spec.destructive,
                         idempotent_hint=spec.idempotent,
                         open_world_hint=False,
                     ),

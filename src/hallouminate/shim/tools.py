@@ -22,6 +22,8 @@ class ToolSpec:
     description: str
     read_only: bool
     idempotent: bool = True
+    # May destroy content (an overwrite, a delete): MCP hosts may ask the user before calling.
+    destructive: bool = False
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -117,6 +119,36 @@ TOOLS: dict[str, ToolSpec] = {
                 "deleting a page."
             ),
             read_only=True,
+        ),
+        ToolSpec(
+            name="add_markdown",
+            op="add_markdown",
+            description=(
+                "Write a Markdown page into a corpus (explicit `corpus`, single root), atomically, and "
+                "re-index it at once: a following `ground` sees it. A new page is created; an existing "
+                "one is refused unless `overwrite: true` (read it with read_markdown first). Edit one part "
+                "instead with `under_heading` (+ `position` append|prepend), `replace_lines {start, end}` "
+                "or `replace_match` (a literal occurring once): at most one per call. In a repository "
+                "wiki the `index.md` link lists of the ancestor directories are updated (a missing "
+                "`index.md` is created). Unsafe paths (absolute, '..', symlinks, .git, non-.md in a wiki) "
+                "are refused. Returns advisory lint warnings (heading jumps, empty links, missing "
+                "`# Title`, non-kebab-case names, unresolved [[wikilinks]], bad frontmatter)."
+            ),
+            read_only=False,
+            idempotent=False,
+            destructive=True,
+        ),
+        ToolSpec(
+            name="delete_markdown",
+            op="delete_markdown",
+            description=(
+                "Delete one file of a corpus (explicit `corpus`, single root) and prune it from the index. "
+                "Irreversible. Refuses symlinks and directories. In a repository wiki the ancestor "
+                "`index.md` link lists stop listing it. Run backlinks first to find the pages linking to it."
+            ),
+            read_only=False,
+            idempotent=False,
+            destructive=True,
         ),
     )
 }

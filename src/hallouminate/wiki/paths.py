@@ -1,0 +1,95 @@
+"""Which paths a write may touch: the read sandbox's rules plus the write-only ones.
+
+On top of ``hallouminate.sandbox`` (no absolute path, no ``.``/``..``/empty segment, no NUL, backslash or
+control character, no symlink anywhere on the way): a write needs a single-root corpus whose root exists,
+a path that names one of the corpus' own files (its globs, excludes and ignore files; ``.md`` in a wiki),
+nothing under ``.git``, and none of our reserved temp names.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hallouminate.config import CorpusSpec
+from hallouminate.errors import InvalidParams
+from hallouminate.ignore import path_ignored
+from hallouminate.indexing.walker import compile_patterns
+from hallouminate.sandbox import check_relative_path, resolve_inside
+from hallouminate.wiki.journal import TEMP_PREFIX
+
+MARKDOWN_SUFFIX = ".md"
+
+
+def refuse(path: str, problem: str, code: str) -> InvalidParams:
+    """The sandbox's refusal, for the write-only rules: ``data = {path, problem}``."""
+    return InvalidParams(f"unsafe path {path!r}: {problem}", {"path": path, "problem": code})
+
+
+def write_root(spec: CorpusSpec, tool: str) -> Path:
+    """The one root a write goes to; multi-root corpora are read and search only."""
+    if len(spec.roots) != 1:
+        roots = ", ".join(str(root) for root in spec.roots) or "none"
+        raise InvalidParams(
+            f"{tool} needs a single-root corpus, and {spec.name!r} has {len(spec.roots)} roots ({roots}): "
+            "a multi-root corpus is read and search only, because a relative path would not say which "
+            "root to write to. Write to a corpus with one root (list_corpora shows the paths of each).",
+            {"corpus": spec.name, "roots": [str(root) for root in spec.roots], "problem": "multi-root"},
+        )
+    root = spec.roots[0]
+    if not root.is_dir():
+        raise InvalidParams(
+            f"the root of corpus {spec.name!r}, {root}, does not exist or is not a directory: create it "
+            "first (`hallouminate init-repo NAME` creates a repository's wiki)",
+            {"corpus": spec.name, "root": str(root), "problem": "no-root"},
+        )
+    return root
+
+
+def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
+    """The segments of ``path`` if a write may touch ``root/path``; ``InvalidParams`` naming why not.
+
+    Cheapest first: the string, then the filesystem (``lstat`` from the root, no symlink on the way),
+    then the corpus' patterns and ignore files.
+    """
+    segments = check_relative_path(path)
+    for segment in segments:
+        if segment == ".git":
+            raise refuse(path, "it leads into a .git directory, which is never corpus content", "git-dir")
+        if segment.startswith(TEMP_PREFIX):
+            raise refuse(
+                path,
+                f"names starting with {TEMP_PREFIX!r} are reserved for hallouminate's temp files",
+                "reserved",
+            )
+    if spec.kind == "wiki" and not path.endswith(MARKDOWN_SUFFIX):
+        stem = segments[-1].rsplit(".", 1)[0] or "page"
+        raise InvalidParams(
+            f"{path!r} cannot be a page of wiki {spec.name!r}: a wiki page must end in '{MARKDOWN_SUFFIX}' "
+            f"(lower case), e.g. {'/'.join([*segments[:-1], stem + MARKDOWN_SUFFIX])!r}",
+            {"corpus": spec.name, "path": path, "problem": "not-markdown"},
+        )
+    resolve_inside(root, path, must_exist=False)
+    if not compile_patterns(spec.globs).match_file(path):
+        raise InvalidParams(
+            f"{path!r} does not match the globs of corpus {spec.name!r} {list(spec.globs)}: it would not be "
+            "one of the corpus' files; pick a path the globs cover",
+            {"corpus": spec.name, "path": path, "problem": "not-in-corpus"},
+        )
+    if compile_patterns(spec.exclude).match_file(path):
+        raise InvalidParams(
+            f"{path!r} is excluded from corpus {spec.name!r} by {list(spec.exclude)}: it would not be one "
+            "of the corpus' files; pick another path",
+            {"corpus": spec.name, "path": path, "problem": "not-in-corpus"},
+        )
+    if path_ignored(root, path):
+        raise InvalidParams(
+            f"{path!r} is ignored by a .gitignore, .ignore or .git/info/exclude rule of corpus "
+            f"{spec.name!r}: it would not be indexed; pick another path",
+            {"corpus": spec.name, "path": path, "problem": "not-in-corpus"},
+        )
+    return segments
+
+
+def is_markdown(path: str) -> bool:
+    return os.path.splitext(path)[1].lower() in (".md", ".markdown")
