@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_store_lancedb import DIM, _rows, _vec
 
 from hallouminate.storage import Store
@@ -45,3 +46,36 @@ async def test_reader_and_store_return_the_same_rows(tmp_path: Path) -> None:
     sync_fts = {row["id"] for row in store.fts_search("common", ["c"], 10)}
     async_fts = {row["id"] for row in await reader.fts_search("common", ["c"], 10)}
     assert sync_fts == async_fts and len(async_fts) == 6  # the other corpus is filtered out
+
+
+async def test_small_corpora_search_from_memory_exactly_as_lancedb_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hallouminate.storage import reader as reader_module
+
+    store = Store(tmp_path / "db", DIM)
+    store.replace_files(
+        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=i) for i in range(40)}
+    )
+    store.replace_files("d", {f"q{i}.md": _rows(f"q{i}.md", [f"d {i}"], seed=100 + i) for i in range(30)})
+    query = np.asarray(_vec(7)) + 0.3 * np.asarray(_vec(107))
+    in_memory = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
+    monkeypatch.setattr(reader_module, "IN_MEMORY_ROWS", 0)
+    from_lancedb = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
+    assert [row["id"] for row in in_memory] == [row["id"] for row in from_lancedb]
+    assert np.allclose([r["score"] for r in in_memory], [r["score"] for r in from_lancedb], atol=1e-5)
+    assert in_memory[0].keys() == from_lancedb[0].keys()
+    assert {row["corpus"] for row in in_memory} == {"c", "d"}
+
+
+async def test_the_in_memory_vectors_follow_each_commit(tmp_path: Path) -> None:
+    store = Store(tmp_path / "db", DIM)
+    reader = AsyncReader(store)
+    store.replace_files("c", {"a.md": _rows("a.md", ["old"], seed=1)})
+    assert (await reader.vector_search(_vec(1), ["c"], 5))[0]["text"] == "old"
+    store.replace_files("c", {"a.md": _rows("a.md", ["new"], seed=2)})
+    nearest = await reader.vector_search(_vec(2), ["c"], 5)
+    assert [row["text"] for row in nearest] == ["new"] and abs(nearest[0]["score"] - 1.0) < 1e-5
+    store.delete_files("c", ["a.md"])
+    assert await reader.vector_search(_vec(2), ["c"], 5) == []
+    assert await reader.vector_search(_vec(2), ["never-indexed"], 5) == []

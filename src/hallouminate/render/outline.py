@@ -9,22 +9,41 @@ def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line if line.strip() else prefix.rstrip() for line in text.splitlines())
 
 
+def _score(value: Any) -> str:
+    # Phrase mode scores are occurrence counts: shown as the integers they are.
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else f"{value:.4f}"
+
+
 def render_ground(result: dict[str, Any]) -> str:
-    """``<query>  <ms>ms  <hits> hits``, then per file its path, score and summary, per chunk its lines."""
+    """``<query>  <ms>ms  <hits> hits``, then per file its path, score and summary, per chunk its lines.
+
+    A file of output "counts" shows its coverage instead of a summary and chunks.
+    """
     docs = result.get("docs", [])
     hits = result.get("stats", {}).get("hits", 0)
     lines = [f"{result.get('query', '')}  {result.get('took_ms', 0):.0f}ms  {hits} hits"]
+    if "occurrences" in result.get("stats", {}):  # phrase mode
+        lines[0] += f"  {result['stats']['occurrences']} occurrences"
     several = len({doc.get("corpus") for doc in docs}) > 1
     for doc in docs:
         lines.append("")
         where = f"[{doc['corpus']}] " if several else ""
         stale = "  [stale: run index]" if doc.get("stale") else ""
-        lines.append(f"{where}{doc['path']}  ({doc['score']:.4f}){stale}")
+        lines.append(f"{where}{doc['path']}  ({_score(doc['score'])}){stale}")
+        coverage = doc.get("coverage")
+        if coverage is not None:
+            pages = coverage.get("pages")
+            on_pages = f" on {pages} page{'s' if pages != 1 else ''}" if pages is not None else ""
+            chunks = coverage.get("chunks", 0)
+            lines.append(f"  {chunks} chunk{'s' if chunks != 1 else ''}{on_pages}")
         if doc.get("summary"):
             lines.append(_indent(doc["summary"], "  "))
         for chunk in doc.get("chunks", []):
             crumb = " > ".join(chunk.get("heading_path") or []) or "(top)"
-            lines.append(f"  L{chunk['line_start']}-{chunk['line_end']}  {crumb}  ({chunk['score']:.4f})")
+            grouped = f"  [{chunk['chunk_count']} on this page]" if chunk.get("chunk_count") else ""
+            lines.append(
+                f"  L{chunk['line_start']}-{chunk['line_end']}  {crumb}  ({_score(chunk['score'])}){grouped}"
+            )
             snippet = " ".join(str(chunk.get("snippet", "")).split())
             if snippet:
                 lines.append(f"      {snippet}")

@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
-# A small k lets first places count: see BM25_WEIGHT in ground.py for the measurement.
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+# A small k lets first places count: see BM25_WEIGHT in ground.py and docs/adr/0012-ranking.md.
 RRF_K = 10.0
+
+
+def tied_ranks(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """``(id, rank)`` best first by ``score`` (higher is better); equal scores share a rank (1, 1, 3).
+
+    A search engine returns equal scores in any order, and position ranks would give two identical chunks
+    different fused scores. Shared ranks keep equal evidence equal, so ties are settled where they are
+    documented (files: priority corpus, corpus, path; chunks: line). Equal scores list by id. Rows without
+    a score keep their given order and rank by position.
+    """
+    rows = list(rows)
+    if not all("score" in row for row in rows):
+        return [(row["id"], rank) for rank, row in enumerate(rows, start=1)]
+    rows.sort(key=lambda row: (-float(row["score"]), str(row["id"])))
+    out: list[tuple[str, int]] = []
+    for position, row in enumerate(rows, start=1):
+        shared = out and float(row["score"]) == float(rows[position - 2]["score"])
+        out.append((row["id"], out[-1][1] if shared else position))
+    return out
 
 
 def rrf(ranked_lists: list[list[str]], weights: list[float], k: float = RRF_K) -> dict[str, float]:
@@ -12,12 +34,21 @@ def rrf(ranked_lists: list[list[str]], weights: list[float], k: float = RRF_K) -
     RRF needs only ranks, so BM25 scores and cosine similarities, which live on unrelated scales, combine
     without calibration.
     """
-    if len(ranked_lists) != len(weights):
-        raise ValueError(f"{len(ranked_lists)} ranked lists but {len(weights)} weights")
+    return rrf_ranks(
+        [[(item, rank) for rank, item in enumerate(ranked, start=1)] for ranked in ranked_lists], weights, k
+    )
+
+
+def rrf_ranks(
+    rank_lists: list[list[tuple[str, int]]], weights: list[float], k: float = RRF_K
+) -> dict[str, float]:
+    """``rrf`` over lists of ``(id, rank)``, for ranks that may be shared (see ``tied_ranks``)."""
+    if len(rank_lists) != len(weights):
+        raise ValueError(f"{len(rank_lists)} ranked lists but {len(weights)} weights")
     fused: dict[str, float] = {}
-    for ranked, weight in zip(ranked_lists, weights, strict=True):
+    for ranked, weight in zip(rank_lists, weights, strict=True):
         seen: set[str] = set()
-        for rank, item in enumerate(ranked, start=1):
+        for item, rank in ranked:
             if item in seen:
                 continue
             seen.add(item)

@@ -18,13 +18,15 @@ from typing import Any
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
-from hallouminate.search.fusion import RRF_K, best_possible, rrf
+from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
+from hallouminate.search.literal import lexical_votes
+from hallouminate.search.modes import Mode
 from hallouminate.search.snippet import make_snippet, term_pattern
 from hallouminate.search.terms import query_terms
 
-# Chosen by measurement (bench/eval_ranking.py on our 88-query set and the 20 sample-wiki questions):
-# the reference's BM25 2.0 / k 60 let weak keyword matches bury the right page on paraphrased questions
-# (file Recall@5 0.659 -> 0.852, MRR 0.610 -> 0.742 with BM25 0.5, k 10; sample-wiki MRR 0.879 -> 0.950).
+# Chosen by measurement (bench/eval_ranking.py; docs/adr/0004 and 0012): the reference's BM25 2.0 / k 60
+# let weak keyword matches bury the right page on paraphrased questions. Since BM25 votes only for chunks
+# holding half the query's words (search/literal.py), results are flat for k 5-60 and BM25 0.5-1.0.
 BM25_WEIGHT = 0.5
 VECTOR_WEIGHT = 1.0
 MAX_QUERY_CHARS = 4096
@@ -114,14 +116,21 @@ def ground(
 ) -> dict[str, Any]:
     """The whole query through the synchronous store API (used in-process: tests, benchmarks).
 
-    ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required).
+    ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
+    group_by, output (optional, see ``search/modes.py``).
     """
+    mode = Mode.take(params)
+    if mode.phrase:
+        from hallouminate.search.phrase import ground_phrase  # it imports this module
+
+        return ground_phrase(store, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
+    mode.widen(plan)
     vector_rows = store.vector_search(embedder.embed_query(query), plan.keys, plan.limit)
     keyword_rows = store.fts_search(" ".join(plan.terms), plan.keys, plan.limit) if plan.terms else []
     count = getattr(store, "count_rows", None)
     empty = [key for key in plan.keys if count is not None and count(key) == 0]
-    return plan.finish(vector_rows, keyword_rows, empty)
+    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
 
 
 async def ground_async(
@@ -136,7 +145,13 @@ async def ground_async(
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
+    mode = Mode.take(params)
+    if mode.phrase:  # a literal scan: the query is not embedded
+        from hallouminate.search.phrase import ground_phrase_async  # it imports this module
+
+        return await ground_phrase_async(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
+    mode.widen(plan)
     vector = await embed_query(query)
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
@@ -147,7 +162,7 @@ async def ground_async(
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
     empty = [key for key in plan.keys if await reader.count_rows(key) == 0]
-    return plan.finish(vector_rows, keyword_rows, empty)
+    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
 
 
 def assemble(
@@ -171,10 +186,11 @@ def assemble(
     corpus names shown to callers.
     """
     warnings: list[dict[str, str]] = []
-    lists = [[row["id"] for row in vector_rows]]
+    lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
     if terms:
-        lists.append([row["id"] for row in keyword_rows])
+        # BM25 votes only for chunks holding at least half of the query's words (search/literal.py).
+        lists.append(tied_ranks(lexical_votes(terms, keyword_rows)))
         weights.append(BM25_WEIGHT)
     else:
         warnings.append(
@@ -184,7 +200,7 @@ def assemble(
                 "results are ranked by meaning alone",
             }
         )
-    fused = rrf(lists, weights, RRF_K)
+    fused = rrf_ranks(lists, weights, RRF_K)
     # Scores are reported on 0..1: 1.0 means first in every signal that returned anything.
     scale = best_possible([w for w, ranked in zip(weights, lists, strict=True) if ranked], RRF_K) or 1.0
     rows: dict[str, dict[str, Any]] = {}

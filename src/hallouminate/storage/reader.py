@@ -8,6 +8,7 @@ committed since the last query, so a search always sees every finished write.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from hallouminate.storage.store import Store
 
 FTS_COLUMN = "text"
+# Corpora up to this many rows (together) are searched by vector from memory: a matrix product over
+# every vector, exact like LanceDB's flat scan but without its ~4 ms fixed cost per query. 60k rows of
+# 384-d float32 is ~90 MB; bigger sets go to LanceDB.
+IN_MEMORY_ROWS = 60_000
 
 
 class AsyncReader:
@@ -29,6 +34,10 @@ class AsyncReader:
         self._table: Any = None
         self._generation = -1
         self._counts: dict[str, int] = {}
+        # Phrase mode scans the text of whole corpora: their rows are kept in memory (without vectors)
+        # until the next commit. Measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table.
+        self._scan_rows: dict[str, Any] = {}
+        self._vectors: dict[str, tuple[Any, np.ndarray]] = {}  # corpus -> (rows, unit vectors)
 
     async def _fresh_table(self) -> Any:
         import lancedb
@@ -42,6 +51,8 @@ class AsyncReader:
             await self._table.checkout_latest()
         if generation != self._generation:
             self._counts.clear()
+            self._scan_rows.clear()
+            self._vectors.clear()
             self._generation = generation
         return self._table
 
@@ -51,6 +62,9 @@ class AsyncReader:
             return []
         table = await self._fresh_table()
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        sizes = [await self.count_rows(corpus) for corpus in corpora]
+        if sum(sizes) <= IN_MEMORY_ROWS:
+            return await self._vector_search_in_memory(table, query, corpora, limit)
         builder = await table.search(query, vector_column_name="vector")
         rows = (
             await builder.distance_type("cosine")
@@ -61,6 +75,49 @@ class AsyncReader:
         )
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
+        return rows
+
+    async def _vector_search_in_memory(
+        self, table: Any, query: np.ndarray, corpora: list[str], limit: int
+    ) -> list[dict[str, Any]]:
+        found: list[tuple[float, int, int]] = []  # (-score, corpus position, row) sorts best first
+        for position, corpus in enumerate(corpora):
+            if corpus not in self._vectors:
+                arrow = (
+                    await table.query()
+                    .where(f"corpus = {sql.literal(corpus)}")
+                    .select([*RESULT_COLUMNS, "vector"])
+                    .to_arrow()
+                )
+                vectors = arrow["vector"].combine_chunks()
+                matrix = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+                matrix = matrix.reshape(len(arrow), self._store.dim)
+                # Unit rows, so cosine similarity is a dot product (the model's vectors are already
+                # normalised; this keeps the score right if a store ever holds others).
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                self._vectors[corpus] = (arrow.drop_columns(["vector"]), matrix / np.maximum(norms, 1e-12))
+            _rows, matrix = self._vectors[corpus]
+            if not len(matrix):
+                continue
+            scores = matrix @ (query / max(float(np.linalg.norm(query)), 1e-12))
+            best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
+            found.extend((-float(scores[i]), position, int(i)) for i in best)
+        found.sort()
+        chosen = found[:limit]
+        # One take per corpus (row by row conversion costs ~40 us a row).
+        by_corpus: dict[int, list[int]] = {}
+        for _negative, position, index in chosen:
+            by_corpus.setdefault(position, []).append(index)
+        converted: dict[tuple[int, int], dict[str, Any]] = {}
+        for position, indices in by_corpus.items():
+            arrow_rows, _matrix = self._vectors[corpora[position]]
+            for index, row in zip(indices, arrow_rows.take(indices).to_pylist(), strict=True):
+                converted[(position, index)] = row
+        rows = []
+        for negative, position, index in chosen:
+            row = converted[(position, index)]
+            row["score"] = -negative
+            rows.append(row)
         return rows
 
     async def fts_search(self, query: str, corpora: list[str], limit: int) -> list[dict[str, Any]]:
@@ -87,3 +144,111 @@ class AsyncReader:
         if corpus not in self._counts:
             self._counts[corpus] = int(await table.count_rows(f"corpus = {sql.literal(corpus)}"))
         return self._counts[corpus]
+
+    async def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
+        """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
+        at most ``max_rows`` of them."""
+        table = await self._fresh_table()  # first: a commit since the last query empties the cache
+        tables = []
+        for corpus in corpora:
+            if corpus not in self._scan_rows:
+                rows = (
+                    await table.query()
+                    .where(f"corpus = {sql.literal(corpus)}")
+                    .select(SCAN_COLUMNS)
+                    .to_arrow()
+                )
+                self._scan_rows[corpus] = sort_scan_rows(rows)
+            tables.append(self._scan_rows[corpus])
+        # The regex runs in C++ and releases the GIL: off the loop, so a big corpus does not stall pings.
+        return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
+
+
+# What a phrase scan needs of a row: the result columns but the frontmatter and bookkeeping, plus the
+# ordinal (a chunk's predecessor holds the text it may repeat).
+SCAN_COLUMNS = [
+    *(c for c in RESULT_COLUMNS if c not in ("fields", "content_hash", "indexed_at_ms")),
+    "ordinal",
+]
+
+
+def sort_scan_rows(rows: Any) -> Any:
+    return rows.sort_by([("path", "ascending"), ("ordinal", "ascending")])
+
+
+# Enough of each matching row to count and order occurrences; the rest is read for the rows shown.
+LIGHT_COLUMNS = ["corpus", "path", "ordinal", "page", "line_start", "line_end"]
+
+
+class PhraseMatches:
+    """The rows matching a phrase, in scan order (corpus, path, ordinal).
+
+    ``rows`` holds the light columns and ``occurrences`` (non-overlapping matches in the row's text,
+    counted by RE2); ``texts`` and ``full_rows`` read more of chosen rows, ``count`` counts in any text.
+    Counting in C++: Python's case-insensitive ``re`` took ~120 ms for 3,400 rows of 1 kB.
+    """
+
+    def __init__(self, table: Any, pattern: str, more: bool) -> None:
+        import pyarrow.compute as pc
+
+        self._table = table
+        self._pattern = pattern
+        self.more = more
+        found = pc.count_substring_regex(table["text"], pattern=pattern, ignore_case=True)
+        self.rows: list[dict[str, Any]] = (
+            table.select(LIGHT_COLUMNS).append_column("occurrences", found).to_pylist()
+        )
+
+    def texts(self, indices: list[int]) -> list[str]:
+        if not indices:
+            return []
+        return [text or "" for text in self._table["text"].take(_indices(indices)).to_pylist()]
+
+    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
+        if not indices:
+            return []
+        table = self._table if columns is None else self._table.select(columns)
+        return table.take(_indices(indices)).to_pylist()
+
+    def count(self, texts: list[str]) -> list[int]:
+        """Occurrences of the phrase in each of ``texts``, by the same rules as ``occurrences``."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not texts:
+            return []
+        found = pc.count_substring_regex(
+            pa.array(texts, pa.string()), pattern=self._pattern, ignore_case=True
+        )
+        return [int(n) for n in found.to_pylist()]
+
+
+def _indices(indices: list[int]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(indices, pa.int64())  # typed: an empty list would otherwise be of null type
+
+
+def match_rows(tables: list[Any], pattern: str, max_rows: int) -> PhraseMatches:
+    """The rows of ``tables`` (in order) whose ``text`` matches ``pattern``: at most ``max_rows``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = []
+    kept = 0
+    more = False
+    for table in tables:
+        if table.num_rows == 0:
+            continue
+        matched = table.filter(pc.match_substring_regex(table["text"], pattern=pattern, ignore_case=True))
+        if kept + matched.num_rows > max_rows:
+            parts.append(matched.slice(0, max_rows - kept))
+            more = True
+            break
+        parts.append(matched)
+        kept += matched.num_rows
+    if not parts:
+        return PhraseMatches(
+            pa.table({name: pa.array([], pa.string()) for name in ["text", *LIGHT_COLUMNS]}), pattern, False
+        )
+    return PhraseMatches(pa.concat_tables(parts), pattern, more)

@@ -11,8 +11,9 @@ import numpy as np
 import pyarrow as pa
 
 TABLE = "chunks"
-# Bumped when the columns change: an older table is dropped and rebuilt by the next index run.
-SCHEMA_VERSION = "3"
+# Bumped when the columns change: an older table is dropped and rebuilt by the next index run. Also bumped
+# when the default chunking changes, since unchanged files are never re-chunked (4: 128-token chunks).
+SCHEMA_VERSION = "4"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 

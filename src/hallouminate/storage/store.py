@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,9 @@ from hallouminate.storage.schema import (
     build_table,
     chunk_schema,
 )
+
+if TYPE_CHECKING:
+    from hallouminate.storage.reader import PhraseMatches
 
 log = logging.getLogger("hallouminate.storage")
 
@@ -274,3 +277,21 @@ class Store:
         for row in rows:
             row["score"] = float(row.pop("_score"))
         return rows
+
+    def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
+        """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal: at
+        most ``max_rows`` of them. The daemon's ``AsyncReader`` does the same from rows it keeps in
+        memory between commits."""
+        from hallouminate.storage.reader import SCAN_COLUMNS, match_rows, sort_scan_rows
+
+        tables = [
+            sort_scan_rows(
+                self._table.search()
+                .where(f"corpus = {sql.literal(corpus)}")
+                .select(SCAN_COLUMNS)
+                .limit(None)
+                .to_arrow()
+            )
+            for corpus in corpora
+        ]
+        return match_rows(tables, pattern, max_rows)

@@ -1,0 +1,78 @@
+"""``match``, ``group_by`` and ``output``: what kind of ``ground`` a request asks for (domain; pure).
+
+Checked here once for both the sync and async paths; the ranked path only needs two hooks around its
+own assembly (``widen`` before, ``finish`` after), and ``match: "phrase"`` hands the whole request to
+``search/phrase.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hallouminate.errors import InvalidParams
+from hallouminate.search.grouping import group_doc_chunks
+
+MATCHES = ("ranked", "phrase")
+GROUPINGS = ("page",)
+OUTPUTS = ("counts",)
+# Grouped ranked results keep every candidate of a file until the pages are formed: no file can hold more
+# candidates than both signals return together.
+_ALL_CANDIDATES_PER_SIGNAL = 2
+
+
+@dataclass(frozen=True)
+class Mode:
+    match: str = "ranked"
+    group_by: str | None = None
+    output: str | None = None
+
+    @property
+    def phrase(self) -> bool:
+        return self.match == "phrase"
+
+    @property
+    def counts(self) -> bool:
+        return self.output == "counts"
+
+    @classmethod
+    def take(cls, params: dict[str, Any]) -> Mode:
+        """Pop the mode parameters from ``ground``'s keyword arguments and check them together."""
+        match = params.pop("match", None)
+        group_by = params.pop("group_by", None)
+        output = params.pop("output", None)
+        match = "ranked" if match is None else match
+        _one_of("match", match, MATCHES)
+        if group_by is not None:
+            _one_of("group_by", group_by, GROUPINGS)
+        if output is not None:
+            _one_of("output", output, OUTPUTS)
+        if output == "counts" and match != "phrase":
+            raise InvalidParams(
+                'output "counts" needs match "phrase": counts are occurrence counts of a literal phrase; '
+                'pass match: "phrase", or drop output to get ranked results',
+                {"param": "output", "match": match},
+            )
+        return cls(match, group_by, output)
+
+    def widen(self, plan: Any) -> None:
+        """Before a ranked assembly: let every candidate chunk reach the page grouping."""
+        if self.group_by == "page":
+            plan.chunks_per_file = _ALL_CANDIDATES_PER_SIGNAL * plan.limit
+
+    def finish(self, result: dict[str, Any], chunks_per_file: int) -> dict[str, Any]:
+        """After a ranked assembly: every chunk names its corpus; pages grouped when asked."""
+        for doc in result["docs"]:
+            if self.group_by == "page":
+                group_doc_chunks(doc, chunks_per_file)
+            for chunk in doc["chunks"]:
+                chunk["corpus"] = doc["corpus"]
+        return result
+
+
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InvalidParams(
+            f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}",
+            {"param": name, "allowed": list(allowed)},
+        )
