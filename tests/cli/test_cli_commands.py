@@ -44,6 +44,24 @@ def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
     assert lines[2].startswith("architecture.md  (")
     assert any(line.strip().startswith("L") and " > " in line for line in lines)
 
+    counted = hm(
+        sandbox,
+        "ground",
+        "the daemon",
+        "--match",
+        "phrase",
+        "--output",
+        "counts",
+        "--format",
+        "json",
+        cwd=repo,
+    )
+    assert counted.returncode == 0, counted.stderr
+    coverage = json.loads(counted.stdout)["docs"]
+    assert coverage and all(doc["coverage"]["chunks"] >= 1 and "chunks" not in doc for doc in coverage)
+    refused = hm(sandbox, "ground", QUESTION, "--output", "counts", cwd=repo)
+    assert refused.returncode == 2 and "needs match" in refused.stderr
+
 
 def test_caller_mistakes_exit_2_with_the_message(sandbox: Sandbox) -> None:
     repo = sandbox.make_repo()

@@ -116,6 +116,20 @@ def index(corpus: str | None, fmt: str) -> None:
 @click.option("--chunks-per-file", type=int, help="Chunks shown per file (default 3).")
 @click.option("--limit", type=int, help="Candidate chunks per ranking signal (default 50).")
 @click.option("--snippet-chars", type=int, help="Snippet length (default 240).")
+@click.option(
+    "--match",
+    type=click.Choice(["ranked", "phrase"]),
+    help="ranked (default): hybrid ranking; phrase: case-insensitive literal match of the whole query.",
+)
+@click.option("--group-by", type=click.Choice(["page"]), help="page: one entry per PDF page.")
+@click.option(
+    "--output", type=click.Choice(["counts"]), help="counts (with --match phrase): per-file coverage only."
+)
+@click.option(
+    "--footnotes",
+    type=click.Choice(["include", "exclude", "only"]),
+    help="Footnote definitions: part of the citing chunk (include, default), ignored, or searched alone.",
+)
 def ground(
     query: str,
     corpus: str | None,
@@ -124,6 +138,10 @@ def ground(
     chunks_per_file: int | None,
     limit: int | None,
     snippet_chars: int | None,
+    match: str | None,
+    group_by: str | None,
+    output: str | None,
+    footnotes: str | None,
 ) -> None:
     """Search the knowledge base from the current directory and print the best files and sections."""
     from hallouminate.cli.daemon_calls import call_daemon
@@ -136,6 +154,10 @@ def ground(
         "chunks_per_file": chunks_per_file,
         "limit": limit,
         "snippet_chars": snippet_chars,
+        "match": match,
+        "group_by": group_by,
+        "output": output,
+        "footnotes": footnotes,
     }
     result = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))

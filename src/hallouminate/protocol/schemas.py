@@ -92,6 +92,14 @@ ARGS: dict[str, dict[str, Any]] = {
                 "{chunks, pages} and its occurrence count as score, no chunks or snippets; ignores "
                 "top_files, chunks_per_file and limit; at most 2,000 files.",
             },
+            "footnotes": {
+                "type": "string",
+                "enum": ["include", "exclude", "only"],
+                "description": "Markdown footnote definitions travel with the chunk citing them. include "
+                "(default): they are part of its text. exclude: matched and shown without them (a chunk "
+                "of only definitions drops out). only: search and show the definitions alone (sources, "
+                "citations); chunks without any drop out.",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,

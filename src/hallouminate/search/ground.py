@@ -130,6 +130,7 @@ def ground(
     keyword_rows = store.fts_search(" ".join(plan.terms), plan.keys, plan.limit) if plan.terms else []
     count = getattr(store, "count_rows", None)
     empty = [key for key in plan.keys if count is not None and count(key) == 0]
+    vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
     return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
 
 
@@ -162,6 +163,7 @@ async def ground_async(
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
     empty = [key for key in plan.keys if await reader.count_rows(key) == 0]
+    vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
     return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
 
 

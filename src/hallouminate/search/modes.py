@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.errors import InvalidParams
+from hallouminate.search.footnotes import FOOTNOTES, view_rows
 from hallouminate.search.grouping import group_doc_chunks
 
 MATCHES = ("ranked", "phrase")
@@ -26,6 +27,7 @@ class Mode:
     match: str = "ranked"
     group_by: str | None = None
     output: str | None = None
+    footnotes: str = "include"
 
     @property
     def phrase(self) -> bool:
@@ -41,6 +43,8 @@ class Mode:
         match = params.pop("match", None)
         group_by = params.pop("group_by", None)
         output = params.pop("output", None)
+        footnotes = params.pop("footnotes", None) or "include"
+        _one_of("footnotes", footnotes, FOOTNOTES)
         match = "ranked" if match is None else match
         _one_of("match", match, MATCHES)
         if group_by is not None:
@@ -53,7 +57,11 @@ class Mode:
                 'pass match: "phrase", or drop output to get ranked results',
                 {"param": "output", "match": match},
             )
-        return cls(match, group_by, output)
+        return cls(match, group_by, output, footnotes)
+
+    def view(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Candidate rows as ``footnotes`` asks to read them (see search/footnotes.py)."""
+        return view_rows(rows, self.footnotes)
 
     def widen(self, plan: Any) -> None:
         """Before a ranked assembly: let every candidate chunk reach the page grouping."""

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
+from hallouminate.search.footnotes import view
 from hallouminate.search.ground import _check_params, _cut, _keys, _rank, _stale, _unindexed
 from hallouminate.search.grouping import group_pages, page_of
 from hallouminate.search.modes import Mode
@@ -119,11 +120,17 @@ class Scan:
     capped: bool
 
 
-def count(matches: Matches, cap: int = SCAN_CAP) -> Scan:
+def count(matches: Matches, cap: int = SCAN_CAP, footnotes: str = "include") -> Scan:
     """Each matching row's own occurrences, in scan order, stopping after ``cap`` in all."""
     rows = matches.rows
     found = [int(row["occurrences"]) for row in rows]
     _drop_repeated(matches, found)
+    if footnotes != "include":
+        # Recount in the part of each matching chunk that ``footnotes`` reads (body or definitions).
+        matched = [i for i, n in enumerate(found) if n > 0]
+        views = [view(text, footnotes) for text in matches.texts(matched)]
+        for i, n in zip(matched, matches.count(views), strict=True):
+            found[i] = min(found[i], n)
     hits: list[tuple[int, int]] = []
     total = 0
     over = False
@@ -200,7 +207,7 @@ def ground_phrase(
     """Phrase mode through the synchronous store API (tests, benchmarks)."""
     started = time.perf_counter()
     phrase, keys, display, priority = _prepare(corpora, query, params)
-    scan = count(store.phrase_rows(keys, phrase.re2, SCAN_CAP + 1))
+    scan = count(store.phrase_rows(keys, phrase.re2, SCAN_CAP + 1), footnotes=mode.footnotes)
     empty = [key for key in keys if store.count_rows(key) == 0]
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
 
@@ -211,7 +218,7 @@ async def ground_phrase_async(
     """Phrase mode for the daemon: the scan from the reader's in-memory rows."""
     started = time.perf_counter()
     phrase, keys, display, priority = _prepare(corpora, query, params)
-    scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1))
+    scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1), footnotes=mode.footnotes)
     empty = [key for key in keys if await reader.count_rows(key) == 0]
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
 
@@ -396,7 +403,7 @@ def _ranked_docs(
     docs = []
     for entry, file_entries in zip(chosen, shown, strict=True):
         chunks = [
-            _chunk(found, next(full), on_page, phrase, params["snippet_chars"])
+            _chunk(found, next(full), on_page, phrase, params["snippet_chars"], mode.footnotes)
             for (found, _), on_page in file_entries
         ]
         docs.append(
@@ -425,14 +432,14 @@ def _entries(
 
 
 def _chunk(
-    found: int, row: dict[str, Any], on_page: int | None, phrase: Phrase, width: int
+    found: int, row: dict[str, Any], on_page: int | None, phrase: Phrase, width: int, footnotes: str
 ) -> dict[str, Any]:
     chunk: dict[str, Any] = {
         "heading_path": list(row["heading_path"] or []),
         "line_start": int(row["line_start"]),
         "line_end": int(row["line_end"]),
         "score": found,
-        "snippet": phrase_snippet(row["text"] or "", phrase, width),
+        "snippet": phrase_snippet(view(row["text"] or "", footnotes), phrase, width),
     }
     if row.get("page") is not None:
         chunk["page"] = int(row["page"])
