@@ -31,7 +31,7 @@ from hallouminate.socket_guard import SocketGuard
 
 log = logging.getLogger("hallouminate.shim.host")
 DEFAULT_IDLE_SECS = 900.0
-HELLO_TIMEOUT = 10.0
+HELLO_TIMEOUT = 2.0  # same-uid peers only; a slow one holds up other launches this long
 
 
 def _idle_secs() -> float:
@@ -143,6 +143,17 @@ def run(daemon_socket: Path | None = None) -> int:
     except HallouminateError as exc:
         log.info("not starting: %s", exc.message)
         return 0
+    try:
+        return _serve(guard, listener, path)
+    except Exception:
+        # Launchers waiting on us see the lock freed and run their shim themselves.
+        log.exception("shim host failed")
+        return 1
+    finally:
+        guard.release()
+
+
+def _serve(guard: SocketGuard, listener: socket.socket, path: Path) -> int:
     mine = fingerprint()
     # A plain SIGTERM unwinds through `finally`, so the socket file goes with us.
     signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(0))
@@ -150,60 +161,56 @@ def run(daemon_socket: Path | None = None) -> int:
     anyio.run(_rehearse)
     if threading.active_count() != 1:
         log.warning("threads alive before forking shims: %s", threading.enumerate())
-
     idle_secs = _idle_secs()
     listener.setblocking(True)
     children: set[int] = set()
     last_busy = time.monotonic()
     log.info("shim host on %s (pid %d), idle exit after %g s", path, os.getpid(), idle_secs)
-    try:
-        while True:
-            while children:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
-                if pid == 0:
-                    break
-                children.discard(pid)
-            if children:
-                last_busy = time.monotonic()
-            elif time.monotonic() - last_busy > idle_secs:
-                log.info("idle for %g s: exiting", idle_secs)
-                return 0
-            ready, _, _ = select.select([listener], [], [], 0.5)
-            if not ready:
-                continue
-            conn, _addr = listener.accept()
-            try:
-                if _peer_uid(conn) != os.getuid():
-                    conn.close()
-                    continue
-                hello, fds = _read_hello(conn)
-            except (OSError, ValueError) as exc:
-                log.info("dropped a launch: %s", exc)
-                conn.close()
-                continue
-            if hello.get("protocol") != HOST_PROTOCOL or hello.get("fingerprint") != mine:
-                # Code changed under us (an upgrade, an edit): step aside first so the launcher's fresh
-                # host can take the lock at once, then say no.
-                guard.release()
-                for fd in fds:
-                    os.close(fd)
-                with contextlib.suppress(OSError):
-                    conn.sendall(b"no stale\n")
-                conn.close()
-                log.info("a launch of other code arrived: exiting")
-                return 0
-            pid = os.fork()
+    while True:
+        while children:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
-                # Our copy of the lock must not outlive the host, or no new host could start.
-                guard.forget()
-                _run_child(conn, hello, fds)
+                break
+            children.discard(pid)
+        if children:
+            last_busy = time.monotonic()
+        elif time.monotonic() - last_busy > idle_secs:
+            log.info("idle for %g s: exiting", idle_secs)
+            return 0
+        ready, _, _ = select.select([listener], [], [], 0.5)
+        if not ready:
+            continue
+        conn, _addr = listener.accept()
+        try:
+            if _peer_uid(conn) != os.getuid():
+                conn.close()
+                continue
+            hello, fds = _read_hello(conn)
+        except (OSError, ValueError) as exc:
+            log.info("dropped a launch: %s", exc)
+            conn.close()
+            continue
+        if hello.get("protocol") != HOST_PROTOCOL or hello.get("fingerprint") != mine:
+            # Code changed under us (an upgrade, an edit): step aside first so the launcher's fresh
+            # host can take the lock at once, then say no.
+            guard.release()
             for fd in fds:
                 os.close(fd)
+            with contextlib.suppress(OSError):
+                conn.sendall(b"no stale\n")
             conn.close()
-            children.add(pid)
-            last_busy = time.monotonic()
-    finally:
-        guard.release()
+            log.info("a launch of other code arrived: exiting")
+            return 0
+        pid = os.fork()
+        if pid == 0:
+            # Our copy of the lock must not outlive the host, or no new host could start.
+            guard.forget()
+            _run_child(conn, hello, fds)
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        children.add(pid)
+        last_busy = time.monotonic()
 
 
 if __name__ == "__main__":

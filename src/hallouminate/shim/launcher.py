@@ -9,6 +9,7 @@ the launching side: stdlib only, so it starts in a few tens of milliseconds. See
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -95,6 +96,20 @@ def hand_off(host_socket: Path) -> int | None:
     return 1
 
 
+def _lock_is_free(host_socket: Path) -> bool:
+    try:
+        fd = os.open(host_socket.with_name(host_socket.name + ".lock"), os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def spawn_host(daemon_socket: Path) -> subprocess.Popen[bytes]:
     daemon_socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = dict(os.environ)
@@ -126,8 +141,9 @@ def launch(daemon_socket: Path | None = None) -> int | None:
         code = hand_off(path)
         if code is not None:
             return code
-        # Our host exiting is fine when another launcher's host won the lock; it answers soon.
-        if proc.poll() is not None and not path.exists():
+        # Our host exiting is fine when another launcher's host won the lock (it answers soon); with
+        # the lock free nobody is coming (it failed to start: see <socket>.shim.log), so run here.
+        if proc.poll() is not None and _lock_is_free(path):
             return None
         time.sleep(_POLL)
     return None
