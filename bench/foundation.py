@@ -119,6 +119,8 @@ def main() -> None:
         first = asyncio.run(spawn_to_initialized(world.env, 1))
         embed = bare_query_embedding(world.model_cache, opts.rounds)
         floor = sdk_import_floor(opts.spawns)
+        # The host started by the first launch above would otherwise outlive the world by its idle time.
+        stop_shim_host(world.env)
     ms = 1000.0
     figures = {
         "shim_spawn_to_initialized_s": {
