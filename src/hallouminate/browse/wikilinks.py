@@ -26,7 +26,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus
-from hallouminate.sandbox import check_relative_path, resolve_inside
+from hallouminate.sandbox import check_leaf, check_relative_path, resolve_inside
 
 # Pages larger than this are not scanned for links (the indexer's default max_file_bytes).
 SCAN_MAX_BYTES = 4 * 1024 * 1024
@@ -77,7 +77,14 @@ def backlinks(spec: CorpusSpec, path: str) -> dict[str, Any]:
     """
     check_relative_path(path)
     for root in spec.roots:
-        resolve_inside(root, path, must_exist=False)
+        target = resolve_inside(root, path, must_exist=False)
+        # A missing target is fine (see above), but one that exists must be a page: a directory or a FIFO
+        # is refused as read_markdown refuses it, rather than answered as a page nobody links to.
+        try:
+            info = os.lstat(target)
+        except OSError:
+            continue
+        check_leaf(path, info.st_mode)
     files = walk_corpus(spec)
     listed = {rel for rel, _ in files}
     if path not in listed and f"{path}.md" in listed:

@@ -7,17 +7,19 @@ e.g. ``ping`` during a long ``index``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hallouminate import __version__, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline, resolve
 from hallouminate.daemon.known_repositories import KnownRepositories
+from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.watcher import CorpusWatcher
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 
@@ -42,6 +44,10 @@ class Runtime:
         self._reader: AsyncReader | None = None
         self._load_error: HallouminateError | None = None
         self._load_lock = threading.Lock()
+        # Concurrent searches share model calls (daemon/query_batcher.py); rebuilt with the embedder.
+        self._batcher: tuple[Any, QueryBatcher] | None = None
+        # One rebuild at a time when the store directory was removed under us (see _store_ready).
+        self._rebuild_lock = asyncio.Lock()
         self._loading: asyncio.Future[None] | None = None
         self._corpus_locks: dict[str, asyncio.Lock] = {}
         # Corpora whose files were compared with the store since this daemon started (catch-up done).
@@ -123,9 +129,11 @@ class Runtime:
                 self._known.add(root)
 
     async def _refresh_paths(self, spec: CorpusSpec, paths: list[str]) -> None:
+        await self._store_ready(rebuild=False)
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
-            report = await asyncio.to_thread(indexer.index_paths, spec, paths)
+            with self._store_faults():
+                report = await asyncio.to_thread(indexer.index_paths, spec, paths)
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
         if report.get("files_upserted") or report.get("files_deleted"):
@@ -173,6 +181,54 @@ class Runtime:
         assert self._store is not None and self._embedder is not None and self._indexer is not None
         return self._store, self._embedder, self._indexer
 
+    async def _store_ready(self, *, rebuild: bool) -> None:
+        """Refuse clearly when the store directory is gone or replaced, instead of a raw LanceDB error.
+
+        A store removed under the running daemon is rebuilt (empty) by an index run (``rebuild``), which
+        then re-embeds every file; searches and stats answer an error naming the fix until then, rather
+        than empty results that look like a real answer.
+        """
+        from hallouminate.storage.faults import MISSING, problem_error, store_problem
+
+        await self._engine()
+        problem = store_problem(self.settings.store_dir)
+        if problem is None:
+            return
+        if not rebuild or problem != MISSING:
+            raise problem_error(self.settings.store_dir, problem)
+        async with self._rebuild_lock:
+            if store_problem(self.settings.store_dir) == MISSING:
+                log.warning("the store %s was removed; rebuilding it", self.settings.store_dir)
+                await asyncio.to_thread(self._reopen_store)
+
+    def _reopen_store(self) -> None:
+        from hallouminate.indexing import Indexer
+        from hallouminate.storage import Store
+        from hallouminate.storage.reader import AsyncReader
+
+        with self._load_lock:
+            assert self._embedder is not None
+            store = Store(self.settings.store_dir, self._embedder.dim, model_name=self.settings.model_name)
+            self._store, self._reader = store, AsyncReader(store)
+            self._indexer = Indexer(store, self._embedder, self.settings)
+            # Every corpus must be compared with the (now empty) store again before it is searched.
+            self._caught_up.clear()
+
+    @contextlib.contextmanager
+    def _store_faults(self) -> Iterator[None]:
+        """Turn a store failure we recognise (gone, read-only, disk full) into its cause and fix."""
+        from hallouminate.storage.faults import explain
+
+        try:
+            yield
+        except InvalidParams:
+            raise  # the caller's mistake (its text may even quote "os error" back): never a store fault
+        except Exception as exc:
+            explained = explain(self.settings.store_dir, exc)
+            if explained is None:
+                raise
+            raise explained from exc
+
     def _lock(self, corpus: str) -> asyncio.Lock:
         return self._corpus_locks.setdefault(corpus, asyncio.Lock())
 
@@ -183,6 +239,7 @@ class Runtime:
         return resolved
 
     async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> dict[str, Any]:
+        await self._store_ready(rebuild=True)
         _, _, indexer = await self._engine()
         progress = None
         if emit is not None:
@@ -191,7 +248,8 @@ class Runtime:
                 emit("progress", data)
 
         async with self._lock(spec.store_key):
-            report = await asyncio.to_thread(indexer.index_corpus, spec, progress)
+            with self._store_faults():
+                report = await asyncio.to_thread(indexer.index_corpus, spec, progress)
         self._caught_up.add(spec.store_key)
         return report
 
@@ -219,6 +277,7 @@ class Runtime:
             if not specs:
                 raise _no_corpora(cwd)
         _, embedder, _ = await self._engine()
+        await self._store_ready(rebuild=False)
         # First sight of a corpus since start: bring it up to date with edits made while we were down.
         for spec in specs:
             if spec.store_key not in self._caught_up:
@@ -226,23 +285,26 @@ class Runtime:
         s = resolved.settings  # the request's own: its repository's [search] overrides the baseline
         assert self._reader is not None
 
-        async def embed_query(text: str) -> Any:
-            return await asyncio.to_thread(embedder.embed_query, text)
+        if self._batcher is None or self._batcher[0] is not embedder:
+            self._batcher = (embedder, batcher_for(embedder))
+        embed_query = self._batcher[1].embed
 
-        return await ground_async(
-            self._reader,
-            embed_query,
-            specs,
-            args["query"],
-            priority_corpus=resolved.default_corpus,
-            top_files=args.get("top_files", s.top_files),
-            chunks_per_file=args.get("chunks_per_file", s.chunks_per_file),
-            limit=args.get("limit", s.limit),
-            snippet_chars=args.get("snippet_chars", s.snippet_chars),
-            match=args.get("match"),
-            group_by=args.get("group_by"),
-            output=args.get("output"),
-        )
+        with self._store_faults():
+            return await ground_async(
+                self._reader,
+                embed_query,
+                specs,
+                args["query"],
+                priority_corpus=resolved.default_corpus,
+                top_files=args.get("top_files", s.top_files),
+                chunks_per_file=args.get("chunks_per_file", s.chunks_per_file),
+                limit=args.get("limit", s.limit),
+                snippet_chars=args.get("snippet_chars", s.snippet_chars),
+                match=args.get("match"),
+                group_by=args.get("group_by"),
+                output=args.get("output"),
+                footnotes=args.get("footnotes"),
+            )
 
     async def list_corpora(self, cwd: Path) -> dict[str, Any]:
         from hallouminate import browse
@@ -270,9 +332,11 @@ class Runtime:
         from hallouminate import browse
 
         spec = corpus_for(self._resolve(cwd), corpus)
+        await self._store_ready(rebuild=False)
         store, _, _ = await self._engine()
-        states = await asyncio.to_thread(store.file_states, spec.store_key)
-        count = await asyncio.to_thread(store.count_rows, spec.store_key)
+        with self._store_faults():
+            states = await asyncio.to_thread(store.file_states, spec.store_key)
+            count = await asyncio.to_thread(store.count_rows, spec.store_key)
         return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
 
     async def write(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -288,8 +352,10 @@ class Runtime:
             result = dict(outcome.result)
             result["reindexed"], result["chunks_written"] = [], 0
             try:
+                await self._store_ready(rebuild=False)
                 _, _, indexer = await self._engine()
-                report = await asyncio.to_thread(indexer.index_paths, spec, outcome.reindex)
+                with self._store_faults():
+                    report = await asyncio.to_thread(indexer.index_paths, spec, outcome.reindex)
             # The files are written by now: report a failed re-index, do not fail the call (a retry of a
             # create would then be refused as "exists").
             except Exception as exc:

@@ -41,10 +41,16 @@ class Embedder:
         except HallouminateError:
             raise
         except Exception as exc:
+            # The files passed the size check of `require_installed`, so a plain install would find them
+            # "installed" and do nothing: only --force rebuilds damaged files of the right size.
             raise Internal(
-                f"could not load the embedding model {model_name!r} from {cache_dir}: {exc}. "
-                "Run `hallouminate model install`.",
-                {"model": model_name, "cache_dir": str(cache_dir)},
+                f"could not load the embedding model {model_name!r} from {cache_dir}: {exc}. The model "
+                "files are damaged: run `hallouminate model install --force`.",
+                {
+                    "model": model_name,
+                    "cache_dir": str(cache_dir),
+                    "fix": "hallouminate model install --force",
+                },
             ) from exc
         model_dir = snapshot or Path(self._model.model._model_dir)
         self._tokenizer = _load_tokenizer(model_dir)
@@ -63,6 +69,13 @@ class Embedder:
         """``(dim,)`` float32, L2-normalised."""
         vectors = list(self._model.query_embed(text))
         return np.asarray(vectors[0], dtype=np.float32).reshape(self.dim)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32, L2-normalised: several queries in one model call."""
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        vectors = list(self._model.query_embed(texts, batch_size=len(texts)))
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model's own tokenizer makes of ``text``, special tokens excluded."""

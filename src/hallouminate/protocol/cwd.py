@@ -7,6 +7,14 @@ from pathlib import Path
 
 from hallouminate.errors import InvalidParams
 
+# PATH_MAX on Linux: no longer path can name a directory, and the check must not cost more than a stat.
+MAX_CWD_BYTES = 4096
+
+
+def _shown(cwd: str) -> str:
+    # Error messages quote cwd, but never a megabyte of it.
+    return repr(cwd) if len(cwd) <= 200 else f"{cwd[:200]!r}... ({len(cwd)} characters)"
+
 
 def canonical_cwd(cwd: object) -> Path:
     """An absolute, existing directory, with symlinks resolved; otherwise ``InvalidParams`` saying why."""
@@ -17,17 +25,32 @@ def canonical_cwd(cwd: object) -> Path:
         )
     if "\x00" in cwd:
         raise InvalidParams("cwd must not contain a NUL byte", {"field": "cwd"})
+    size = len(cwd.encode("utf-8", "surrogatepass"))
+    if size > MAX_CWD_BYTES:
+        raise InvalidParams(
+            f"cwd is {size} bytes long, more than the {MAX_CWD_BYTES}-byte path limit; pass the checkout's "
+            "full path",
+            {"field": "cwd", "limit": MAX_CWD_BYTES},
+        )
     if not os.path.isabs(cwd):
         raise InvalidParams(
-            f"cwd must be an absolute path, got {cwd!r}; pass the checkout's full path",
+            f"cwd must be an absolute path, got {_shown(cwd)}; pass the checkout's full path",
             {"field": "cwd", "cwd": cwd},
         )
     path = Path(cwd)
-    if not path.exists():
-        raise InvalidParams(f"cwd {cwd!r} does not exist", {"field": "cwd", "cwd": cwd})
-    if not path.is_dir():
+    try:
+        if not path.exists():
+            raise InvalidParams(f"cwd {_shown(cwd)} does not exist", {"field": "cwd", "cwd": cwd})
+        if not path.is_dir():
+            raise InvalidParams(
+                f"cwd {_shown(cwd)} is not a directory; pass the checkout's root or a directory inside it",
+                {"field": "cwd", "cwd": cwd},
+            )
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        # A segment over 255 bytes (ENAMETOOLONG), a symlink loop, no permission: the caller's path is
+        # unusable, which is invalid_params, not a fault of ours (it was a raw OSError, -32603).
         raise InvalidParams(
-            f"cwd {cwd!r} is not a directory; pass the checkout's root or a directory inside it",
+            f"cwd {_shown(cwd)} cannot be used: {exc.strerror or exc}; pass the checkout's full path",
             {"field": "cwd", "cwd": cwd},
-        )
-    return Path(os.path.realpath(path))
+        ) from None

@@ -17,6 +17,11 @@ CORPUS_PROP: dict[str, Any] = {
 }
 
 QUERY_MAX_CHARS = 2048
+# A wiki page's size limit (hallouminate.wiki.writes.WRITE_MAX_BYTES, the read limit too). A text of more
+# characters is more bytes, so the schema refuses it before it is sent; a page of that many bytes has at
+# most that many lines, which bounds replace_lines. (protocol/ imports nothing of ours: a test checks both
+# numbers agree.)
+PAGE_MAX_CHARS = 3 * 1024 * 1024
 
 ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
@@ -384,6 +389,7 @@ ARGS.update(
                 },
                 "content": {
                     "type": "string",
+                    "maxLength": PAGE_MAX_CHARS,
                     "description": "The whole page (UTF-8 Markdown, stored verbatim), or with a section edit "
                     "the text to insert or to put in place of the lines or the match.",
                 },
@@ -408,8 +414,10 @@ ARGS.update(
                 "replace_lines": {
                     "type": "object",
                     "properties": {
-                        "start": {"type": "integer", "minimum": 1},
-                        "end": {"type": "integer", "minimum": 1},
+                        # Bounded: an unbounded integer from JSON could not even be framed (msgpack
+                        # stops at 64 bits), which surfaced as an internal error rather than -32602.
+                        "start": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX_CHARS},
+                        "end": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX_CHARS},
                     },
                     "required": ["start", "end"],
                     "additionalProperties": False,
@@ -419,6 +427,7 @@ ARGS.update(
                 "replace_match": {
                     "type": "string",
                     "minLength": 1,
+                    "maxLength": PAGE_MAX_CHARS,
                     "description": "Section edit: replace this literal text, which must occur exactly once, "
                     "with content.",
                 },

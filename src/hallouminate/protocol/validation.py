@@ -12,23 +12,37 @@ if TYPE_CHECKING:
     import jsonschema
 
 
+def _got(value: Any) -> str:
+    """The offending value as an error message shows it: a long string by its length, not verbatim (an
+    over-long query or page would otherwise come back whole, and an answer past the frame limit fails)."""
+    if isinstance(value, str) and len(value) > 80:
+        return f"a string of {len(value)} characters"
+    shown = repr(value)
+    return shown if len(shown) <= 80 else f"{shown[:80]}... ({type(value).__name__})"
+
+
+def _short(message: str) -> str:
+    # jsonschema's own messages quote the instance (an unexpected key, a value): keep them readable.
+    return message if len(message) <= 300 else f"{message[:300]}... ({len(message)} characters)"
+
+
 def describe_violation(error: jsonschema.ValidationError, what: str) -> str:
     where = ".".join(str(p) for p in error.absolute_path) or what
     validator = error.validator
     if validator == "required":
-        return f"{what}: {error.message}"
+        return f"{what}: {_short(error.message)}"
     if validator == "additionalProperties":
-        return f"{what}: {error.message}; see the tool's input schema for the accepted fields"
+        return f"{what}: {_short(error.message)}; see the tool's input schema for the accepted fields"
     if validator in ("minimum", "maximum", "minLength", "maxLength"):
         bound = {"minimum": ">=", "maximum": "<=", "minLength": "length >=", "maxLength": "length <="}
-        return f"{what}: '{where}' must be {bound[str(validator)]} {error.validator_value} (got {error.instance!r})"
+        return f"{what}: '{where}' must be {bound[str(validator)]} {error.validator_value} (got {_got(error.instance)})"
     if validator == "type":
         return (
             f"{what}: '{where}' must be of type {error.validator_value}, got {type(error.instance).__name__}"
         )
     if validator == "enum":
-        return f"{what}: '{where}' must be one of {error.validator_value}, got {error.instance!r}"
-    return f"{what}: '{where}': {error.message}"
+        return f"{what}: '{where}' must be one of {error.validator_value}, got {_got(error.instance)}"
+    return f"{what}: '{where}': {_short(error.message)}"
 
 
 @lru_cache(maxsize=64)

@@ -42,7 +42,9 @@ class PathMissing(InvalidParams):
 
 
 def _refuse(path: str, problem: str, code: str) -> InvalidParams:
-    return InvalidParams(f"unsafe path {path!r}: {problem}", {"path": path, "problem": code})
+    # A path of thousands of characters is quoted by its start and length: the message stays readable.
+    shown = repr(path) if len(path) <= 200 else f"{path[:200]!r}... ({len(path)} characters)"
+    return InvalidParams(f"unsafe path {shown}: {problem}", {"path": path, "problem": code})
 
 
 def check_relative_path(path: str) -> list[str]:
@@ -153,6 +155,11 @@ def open_for_read(root: Path, rel: str, *, max_bytes: int | None = None) -> byte
             os.close(file_fd)
     finally:
         os.close(fd)
+
+
+def check_leaf(rel: str, mode: int) -> None:
+    """Refuse a leaf (given its ``st_mode``) that is a symlink, a directory or not a regular file."""
+    _check_leaf(rel, mode)
 
 
 def _check_leaf(rel: str, mode: int) -> None:

@@ -11,6 +11,7 @@ from hallouminate.protocol.schemas import ARGS, RESULTS
 CWD_PROP: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
+    "maxLength": 4096,  # PATH_MAX; the daemon checks the same bound in bytes (protocol.cwd.MAX_CWD_BYTES)
     "description": "Absolute path of the active checkout (the agent's working directory). Required.",
 }
 
@@ -48,8 +49,8 @@ TOOLS: dict[str, ToolSpec] = {
                 "get the best files with their most relevant sections, line ranges and snippets. Hybrid "
                 "ranking: semantic vectors and BM25 keywords fused by reciprocal rank. With no `corpus` it "
                 "searches every corpus, the wiki of the repository containing `cwd` first on ties; pass "
-                "`corpus` to pin one. `match: \"phrase\"` finds an exact string (a URL, an error message, a "
-                "title) and counts its occurrences instead; `output: \"counts\"` then gives per-file "
+                '`corpus` to pin one. `match: "phrase"` finds an exact string (a URL, an error message, a '
+                'title) and counts its occurrences instead; `output: "counts"` then gives per-file '
                 "coverage only. Returns a ripgrep-style outline and the full result as structured content."
             ),
             read_only=True,
