@@ -6,6 +6,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESULTS
 
 CWD_PROP: dict[str, Any] = {
@@ -35,7 +36,8 @@ class ToolSpec:
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
-        return RESULTS.get(self.op)
+        full = RESULTS.get(self.op)
+        return published(full) if full is not None else None
 
 
 TOOLS: dict[str, ToolSpec] = {
