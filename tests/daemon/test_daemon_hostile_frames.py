@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from conftest import pid_alive, wait_for_socket
 from hallouminate.protocol.schemas import ARGS
 
-FRAMES_WANTED = int(os.environ.get("HALLOUMINATE_FUZZ_FRAMES", "10000"))
+FRAMES_WANTED = int(os.environ.get("HALLOUMINATE_FUZZ_FRAMES", "2500"))
 HEADER = struct.Struct(">I")
 MAX_FRAME = 4 * 1024 * 1024
 STALL_SECS = 0.5

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, kill_daemon_of, pid_alive, wait_for_socket
+from conftest import Sandbox, kill_daemon_of, kill_shim_host_of, pid_alive, wait_for_socket
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -111,6 +111,7 @@ def world(model_cache: Path, *, config: str = "") -> Iterator[World]:
         yield World(box)
     finally:
         kill_daemon_of(box, signal.SIGKILL)
+        kill_shim_host_of(box)  # the warm shim host the MCP sessions started
         for proc in box.procs:
             if proc.poll() is None:
                 proc.kill()

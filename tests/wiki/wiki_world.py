@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, kill_daemon_of
+from conftest import Sandbox, kill_daemon_of, kill_shim_host_of
 
 FAULTS_ENV = "HALLOUMINATE_TEST_WRITE_FAULTS"
 
@@ -94,6 +94,7 @@ def world(model_cache: Path, *, start_daemon: bool = True) -> Iterator[World]:
         yield World(box, faults)
     finally:
         kill_daemon_of(box, signal.SIGKILL)
+        kill_shim_host_of(box)  # the warm shim host the MCP sessions started
         for proc in box.procs:
             if proc.poll() is None:
                 proc.kill()
