@@ -36,7 +36,10 @@ test: model
 
 # The long tiers of the fuzz and fault tests (the quick tiers run in `make test`).
 stress: model
-	HALLOUMINATE_FUZZ_FRAMES=50000 $(BIN)/python -m pytest -q tests/daemon/test_daemon_hostile_frames.py
+	HALLOUMINATE_FUZZ_FRAMES=20000 $(BIN)/python -m pytest -q tests/daemon/test_daemon_hostile_frames.py
+	# 16 shims x 200 calls, and 30 kill -9 cycles; -s prints the figures (p50/p99, cycles, files lost).
+	HALLOUMINATE_LOAD_CALLS=200 HALLOUMINATE_KILL_CYCLES=30 $(BIN)/python -m pytest -q -s \
+		tests/reliability/test_load_shims.py tests/reliability/test_kill9_cycles.py
 
 lint: setup
 	$(BIN)/ruff check src tests bench

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("hallouminate.daemon")
 
 Emit = Callable[[str, dict[str, Any]], None]
+
+# Threads for index runs: one run per corpus at a time holds one (the corpus lock), so this caps how
+# many corpora index at once, not how long anything else waits.
+INDEX_THREADS = 32
 
 
 class Runtime:
@@ -55,6 +61,11 @@ class Runtime:
         self._watcher: CorpusWatcher | None = None
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
         self._background: set[asyncio.Task[None]] = set()
+        # Index runs (a whole corpus, or the files a write or the watcher changed) hold a thread for their
+        # whole length. On asyncio's default pool (cpu + 4 threads: 6 on two cores), seven runs of other
+        # corpora at once took every thread, and a write, a read or a query embedding queued behind them
+        # for the length of a run (tests/reliability/test_load_writes.py). They get a pool of their own.
+        self._index_pool = ThreadPoolExecutor(INDEX_THREADS, thread_name_prefix="hallouminate-index")
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
         self._write_lock = asyncio.Lock()
         self._write_journal = xdg.state_home() / "pending-writes"
@@ -133,7 +144,7 @@ class Runtime:
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
             with self._store_faults():
-                report = await asyncio.to_thread(indexer.index_paths, spec, paths)
+                report = await self._run_index(indexer.index_paths, spec, paths)
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
         if report.get("files_upserted") or report.get("files_deleted"):
@@ -232,6 +243,12 @@ class Runtime:
     def _lock(self, corpus: str) -> asyncio.Lock:
         return self._corpus_locks.setdefault(corpus, asyncio.Lock())
 
+    async def _run_index(self, run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+        """An index run in the index pool, never in the default one that short work needs."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._index_pool, functools.partial(run, *args)
+        )
+
     # -- operations --------------------------------------------------------------------------------
     def _resolve(self, cwd: Path) -> Resolved:
         resolved = resolve(cwd)
@@ -249,7 +266,7 @@ class Runtime:
 
         async with self._lock(spec.store_key):
             with self._store_faults():
-                report = await asyncio.to_thread(indexer.index_corpus, spec, progress)
+                report = await self._run_index(indexer.index_corpus, spec, progress)
         self._caught_up.add(spec.store_key)
         return report
 
@@ -355,7 +372,7 @@ class Runtime:
                 await self._store_ready(rebuild=False)
                 _, _, indexer = await self._engine()
                 with self._store_faults():
-                    report = await asyncio.to_thread(indexer.index_paths, spec, outcome.reindex)
+                    report = await self._run_index(indexer.index_paths, spec, outcome.reindex)
             # The files are written by now: report a failed re-index, do not fail the call (a retry of a
             # create would then be refused as "exists").
             except Exception as exc:
@@ -409,6 +426,8 @@ class Runtime:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
+        # Runs still going (a stop during a long index) are not waited for: the process exits next.
+        self._index_pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _write_files(op: str, spec: CorpusSpec, args: dict[str, Any], journal_dir: Path) -> Any:

@@ -7,8 +7,11 @@ Reads run concurrently with writes: a query sees one committed version.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
+import stat
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -51,6 +54,35 @@ SMALL_TABLE_ROWS = 5000
 KEEP_VERSIONS = timedelta(hours=1)
 
 
+# LanceDB stages each file it writes (data files, deletion files, index parts, transactions) as
+# ".tmpXXXXXX" in the target's directory, then renames it into place. A writer killed in between leaves
+# the staged file for good: neither reopening the table nor optimize's cleanup removes it, so every
+# kill -9 mid-commit could leak up to a whole data file (tests/reliability/test_kill9_cycles.py).
+_STAGED_NAME = re.compile(r"\.tmp[A-Za-z0-9]{6}")
+
+
+def sweep_staged_files(path: Path) -> list[str]:
+    """Remove the staged files a killed writer left in the store's tables; the paths removed.
+
+    Called before the store is opened: only the daemon opens it for writing, and the daemon is a
+    singleton that has not started writing yet, so no staged file found now belongs to a live writer.
+    """
+    removed: list[str] = []
+    for table in path.glob("*.lance"):
+        for directory, _dirs, names in os.walk(table):
+            for name in names:
+                if not _STAGED_NAME.fullmatch(name):
+                    continue
+                staged = os.path.join(directory, name)
+                with contextlib.suppress(OSError):  # gone meanwhile, or not ours to remove: harmless
+                    if stat.S_ISREG(os.lstat(staged).st_mode):
+                        os.unlink(staged)
+                        removed.append(staged)
+    if removed:
+        log.info("removed %d file(s) a killed writer left staged in the store: %s", len(removed), removed)
+    return removed
+
+
 @dataclass(frozen=True)
 class FileState:
     size: int
@@ -75,6 +107,7 @@ class Store:
         self.generation = 0
         try:
             path.mkdir(parents=True, exist_ok=True)
+            sweep_staged_files(path)
             self._db = lancedb.connect(str(path))
             self._table = self._open_table()
         except OSError as exc:
