@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,10 +172,22 @@ def _no_orphaned_shim_hosts() -> Iterator[None]:
                 os.kill(int(entry.name), signal.SIGTERM)
 
 
-@pytest.fixture
-def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+@contextlib.contextmanager
+def private_world(
+    model_cache: Path,
+    *,
+    prefix: str = "hm-",
+    baseline_extra: str = "",
+    extra_env: Callable[[Path], dict[str, str]] | None = None,
+    in_process: bool = True,
+    stop_signal: int = signal.SIGTERM,
+    monkeypatch: pytest.MonkeyPatch | None = None,
+) -> Iterator[Sandbox]:
+    """A private world: XDG dirs, a short socket path, a baseline config; torn down with every process
+    of ours started in it (daemon, warm shim host, ``procs``). ``in_process`` also points this process's
+    environment at it, for in-process clients (and the daemons they spawn)."""
     # Short root under /tmp: Unix socket paths are limited to ~107 bytes.
-    root = Path(tempfile.mkdtemp(prefix="hm-", dir="/tmp"))
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
     env.update(
         {
@@ -185,32 +197,43 @@ def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sand
             "XDG_STATE_HOME": str(root / "state"),
             "XDG_DATA_HOME": str(root / "data"),
             "HALLOUMINATE_SOCKET": str(root / "run" / "d.sock"),
+            **(extra_env(root) if extra_env is not None else {}),
         }
     )
-    # In-process clients (and the daemons they spawn) must see the same private world.
-    for key in list(os.environ):
-        if key.startswith(("XDG_", "HALLOUMINATE_")):
-            monkeypatch.delenv(key)
-    for key, value in env.items():
-        if key.startswith(("XDG_", "HALLOUMINATE_")) or key == "HOME":
-            monkeypatch.setenv(key, value)
+    # A test's own `monkeypatch`, when given, so that its undo restores everything in one place.
+    patch = monkeypatch or pytest.MonkeyPatch()
+    if in_process:
+        for key in list(os.environ):
+            if key.startswith(("XDG_", "HALLOUMINATE_")):
+                patch.delenv(key)
+        for key, value in env.items():
+            if key.startswith(("XDG_", "HALLOUMINATE_")) or key == "HOME":
+                patch.setenv(key, value)
     box = Sandbox(
         root=root,
         env=env,
         socket=root / "run" / "d.sock",
         config_file=root / "config" / "hallouminate" / "config.toml",
     )
-    box.write_config(f'[embeddings]\ncache_dir = "{model_cache}"\n')
+    box.write_config(f'[embeddings]\ncache_dir = "{model_cache}"\n{baseline_extra}')
     try:
         yield box
     finally:
-        kill_daemon_of(box)
+        kill_daemon_of(box, stop_signal)
         kill_shim_host_of(box)
         for proc in box.procs:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        if monkeypatch is None:
+            patch.undo()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    with private_world(model_cache, monkeypatch=monkeypatch) as box:
+        yield box
 
 
 # -- a real MCP client over stdio --------------------------------------------------------------------------

@@ -9,22 +9,18 @@ subdirectory would shadow the top-level one that ``from conftest import`` means.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, kill_daemon_of, kill_shim_host_of, pid_alive, wait_for_socket
+from conftest import Sandbox, pid_alive, private_world, wait_for_socket
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -81,43 +77,8 @@ PRIVATE_MOUNTS = ("unshare", "--mount", "--propagation", "private")
 @contextlib.contextmanager
 def world(model_cache: Path, *, config: str = "") -> Iterator[World]:
     """A module's private world (XDG dirs, socket, baseline config), also set in-process for direct clients."""
-    root = Path(tempfile.mkdtemp(prefix="hmf-", dir="/tmp"))  # short: socket paths are limited
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    env.update(
-        {
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "HALLOUMINATE_SOCKET": str(root / "run" / "d.sock"),
-        }
-    )
-    box = Sandbox(
-        root=root,
-        env=env,
-        socket=root / "run" / "d.sock",
-        config_file=root / "config" / "hallouminate" / "config.toml",
-    )
-    box.write_config(f'[embeddings]\ncache_dir = "{model_cache}"\n{config}')
-    patch = pytest.MonkeyPatch()
-    for key in list(os.environ):
-        if key.startswith(("XDG_", "HALLOUMINATE_")):
-            patch.delenv(key)
-    for key, value in env.items():
-        if key.startswith(("XDG_", "HALLOUMINATE_")) or key == "HOME":
-            patch.setenv(key, value)
-    try:
+    with private_world(model_cache, prefix="hmf-", baseline_extra=config, stop_signal=signal.SIGKILL) as box:
         yield World(box)
-    finally:
-        kill_daemon_of(box, signal.SIGKILL)
-        kill_shim_host_of(box)  # the warm shim host the MCP sessions started
-        for proc in box.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        patch.undo()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def write_pages(wiki: Path, pages: dict[str, str]) -> None:

@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import conftest
-from conftest import Sandbox, kill_daemon_of, mcp_session
+from conftest import Sandbox, mcp_session, private_world
 
 CallResult = Any  # mcp.types.CallToolResult
 
@@ -74,38 +70,8 @@ class McpClient:
 def module_sandbox(model_cache: Path, baseline_extra: str = "") -> Iterator[Sandbox]:
     """conftest's ``sandbox``, for a whole module: nothing of the test process's environment changes
     (every process of ours gets ``sandbox.env``)."""
-    root = Path(tempfile.mkdtemp(prefix="hm-", dir="/tmp"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    env.update(
-        {
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "HALLOUMINATE_SOCKET": str(root / "run" / "d.sock"),
-        }
-    )
-    box = Sandbox(
-        root=root,
-        env=env,
-        socket=root / "run" / "d.sock",
-        config_file=root / "config" / "hallouminate" / "config.toml",
-    )
-    box.write_config(f'[embeddings]\ncache_dir = "{model_cache}"\n{baseline_extra}')
-    try:
+    with private_world(model_cache, baseline_extra=baseline_extra, in_process=False) as box:
         yield box
-    finally:
-        kill_daemon_of(box)
-        # A pre-warmed shim host, where the shim has one (conftest knows how to find it).
-        stop_host = getattr(conftest, "kill_shim_host_of", None)
-        if stop_host is not None:
-            stop_host(box)
-        for proc in box.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def make_repo(sandbox: Sandbox, name: str, layer_extra: str = "") -> Path:

@@ -6,11 +6,8 @@ through files (``hallouminate.wiki.faults``).
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, kill_daemon_of, kill_shim_host_of
+from conftest import Sandbox, private_world
 
 FAULTS_ENV = "HALLOUMINATE_TEST_WRITE_FAULTS"
 
@@ -59,48 +55,17 @@ class World:
 @contextmanager
 def world(model_cache: Path, *, start_daemon: bool = True) -> Iterator[World]:
     """The module's world (the environment is also set in-process, for direct daemon clients)."""
-    root = Path(tempfile.mkdtemp(prefix="hmw-", dir="/tmp"))  # short: socket paths are limited
-    faults = root / "faults"
-    faults.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    env.update(
-        {
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_CACHE_HOME": str(root / "cache"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "HALLOUMINATE_SOCKET": str(root / "run" / "d.sock"),
-            FAULTS_ENV: str(faults),
-        }
-    )
-    box = Sandbox(
-        root=root,
-        env=env,
-        socket=root / "run" / "d.sock",
-        config_file=root / "config" / "hallouminate" / "config.toml",
-    )
-    box.write_config(f'[embeddings]\ncache_dir = "{model_cache}"\n')
-    patch = pytest.MonkeyPatch()
-    for key in list(os.environ):
-        if key.startswith(("XDG_", "HALLOUMINATE_")):
-            patch.delenv(key)
-    for key, value in env.items():
-        if key.startswith(("XDG_", "HALLOUMINATE_")) or key == "HOME":
-            patch.setenv(key, value)
-    try:
+    with private_world(
+        model_cache,
+        prefix="hmw-",
+        extra_env=lambda root: {FAULTS_ENV: str(root / "faults")},
+        stop_signal=signal.SIGKILL,
+    ) as box:
+        faults = box.root / "faults"
+        faults.mkdir()
         if start_daemon:
             box.start_daemon()
         yield World(box, faults)
-    finally:
-        kill_daemon_of(box, signal.SIGKILL)
-        kill_shim_host_of(box)  # the warm shim host the MCP sessions started
-        for proc in box.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-        patch.undo()
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def git(*args: str, cwd: Path) -> None:
