@@ -6,8 +6,9 @@ import shutil
 from pathlib import Path
 
 import jsonschema
+from test_ground_hybrid import SETTINGS
 
-from hallouminate.config import CorpusSpec, Settings
+from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
@@ -15,18 +16,6 @@ from hallouminate.search import ground
 from hallouminate.storage import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SETTINGS = Settings(
-    model_name="unused",
-    model_cache_dir=Path("/unused"),
-    store_dir=Path("/unused"),
-    idle_exit_secs=900,
-    top_files=10,
-    chunks_per_file=3,
-    limit=50,
-    snippet_chars=240,
-    chunk_tokens=256,
-    max_file_bytes=4 * 1024 * 1024,
-)
 
 
 def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: Path) -> None:

@@ -7,14 +7,16 @@ and a real daemon indexing with the default configuration (128-token chunks).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 from mcp_world import McpClient, make_repo, module_sandbox, write
+from test_ground_hybrid import SETTINGS
 
-from hallouminate.config import CorpusSpec, Settings
+from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
@@ -102,18 +104,7 @@ def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cac
     )
     write(wiki / "kitchen.md", "# Kitchen\n\nThe paraffin stove is not used indoors.\n")
     spec = CorpusSpec("w", "custom", (wiki,), ("**/*.md",), (), None)
-    settings = Settings(
-        model_name="unused",
-        model_cache_dir=Path("/unused"),
-        store_dir=Path("/unused"),
-        idle_exit_secs=900,
-        top_files=10,
-        chunks_per_file=3,
-        limit=50,
-        snippet_chars=240,
-        chunk_tokens=64,
-        max_file_bytes=1 << 20,
-    )
+    settings = replace(SETTINGS, chunk_tokens=64, max_file_bytes=1 << 20)
     Indexer(store, embedder, settings).index_corpus(spec)
     terms = query_terms("quartz lantern paraffin")
     rows = store.fts_search(" ".join(terms), [spec.store_key], 50)
