@@ -3,7 +3,7 @@
 Run by ``bench/suite.py`` as a subprocess inside the bench world (its environment points the product at
 the world's store), so that its peak RSS is that of the writer alone: the model loaded but never run,
 the product's ``Indexer`` chunking the new pages and the product's ``Store`` committing their rows and
-updating the FTS index, as the daemon does. Each new chunk gets the vector of a randomly drawn chunk the
+updating its in-memory BM25 index, as the daemon does. Each new chunk gets the vector of a randomly drawn chunk the
 daemon really embedded, plus Gaussian noise, re-normalised: the vector column then has the spread of
 real vectors, and vector search scans it exactly as it would scan real ones.
 
@@ -122,7 +122,6 @@ def fill(request: dict[str, Any]) -> dict[str, Any]:
         **cpu,
         "report": {k: v for k, v in report.items() if k not in ("skipped", "frontmatter_errors")},
         "rows": store.count_rows(),
-        "fts_unindexed_rows": store.unindexed_rows(),
         "real_vectors": len(vectors),
         "noise_sigma": NOISE_SIGMA,
         # The chunker counted with the fast counter: checked against the tokenizer on what it chunked.

@@ -106,7 +106,7 @@ def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[st
 
         def bm25(query: str) -> list[tuple[str, list[str]]]:
             terms = query_terms(query)
-            return files_in_order(store.fts_search(" ".join(terms), [spec.store_key], limit)) if terms else []
+            return files_in_order(store.fts_search(terms, [spec.store_key], limit)) if terms else []
 
         def fused(query: str) -> list[tuple[str, list[str]]]:
             result = ground(

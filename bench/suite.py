@@ -17,9 +17,9 @@ For each corpus:
 The 100k tier is not embedded in full (20-30 chunks/s on 2 cores would take about an hour): it grows the
 10k tier's store, whose chunks the daemon embedded for real, by generated pages that the product's own
 ``Indexer`` chunks and writes through the product's ``Store`` in a writer process (``bench/_fill.py``),
-with an embedder stand-in that returns the vectors of randomly chosen real chunks plus noise. The table,
-its FTS index and file states are what the daemon builds (it has no vector index: searches scan), and
-the restarted daemon then serves it. Its full-index time is extrapolated from the 10k tier's measured
+with an embedder stand-in that returns the vectors of randomly chosen real chunks plus noise. The table
+and file states are what the daemon builds (it has no vector index: searches scan), and the restarted
+daemon then serves it (building its in-memory BM25 index from the table as it loads). Its full-index time is extrapolated from the 10k tier's measured
 rate, and labelled so.
 
 A full run takes ~20 min on a quiet 2-core machine (budget: 30); ``--quick`` runs tiny sizes in 3-7 min.

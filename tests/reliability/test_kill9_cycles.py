@@ -308,7 +308,9 @@ def test_files_lancedb_left_staged_when_killed_are_removed_as_the_store_opens(tm
     ]
     store.replace_files("c", {"a.md": rows})
     table = tmp_path / "db" / "chunks.lance"
-    index_dir = next((table / "_indices").iterdir())
+    # Where a vector or scalar index's parts are staged (this store builds none itself: ADR 0017).
+    index_dir = table / "_indices" / "7d0c6a3e-index"
+    index_dir.mkdir(parents=True)
     staged = [table / "data" / ".tmpAb3xYz", index_dir / ".tmp0Qr9sT", table / "_transactions" / ".tmpZZZZZZ"]
     # Not LanceDB's staging pattern: whatever these are, they are not ours to remove.
     kept = [

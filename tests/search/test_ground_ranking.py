@@ -107,7 +107,7 @@ def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cac
     settings = replace(SETTINGS, chunk_tokens=64, max_file_bytes=1 << 20)
     Indexer(store, embedder, settings).index_corpus(spec)
     terms = query_terms("quartz lantern paraffin")
-    rows = store.fts_search(" ".join(terms), [spec.store_key], 50)
+    rows = store.fts_search(terms, [spec.store_key], 50)
     lantern = next(r for r in rows if r["path"] == "ops/quartz-lantern.md" and "paraffin" in r["text"])
     # Its text holds one word of three; its breadcrumb and path hold the other two.
     assert "quartz" not in lantern["text"].lower() and lantern["heading_path"][0] == "Quartz lantern"

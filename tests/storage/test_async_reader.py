@@ -19,12 +19,12 @@ async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> Non
 
     store.replace_files("c", {"a.md": _rows("a.md", ["alpha bravo", "charlie delta"])})
     assert await reader.count_rows("c") == 2
-    hits = await reader.fts_search("charlie", ["c"], 10)
+    hits = await reader.fts_search(["charlie"], ["c"], 10)
     assert [h["path"] for h in hits] == ["a.md"] and "charlie" in hits[0]["text"]
 
     store.replace_files("c", {"a.md": _rows("a.md", ["echo foxtrot"], seed=5)})
     assert await reader.count_rows("c") == 1
-    assert await reader.fts_search("charlie", ["c"], 10) == []
+    assert await reader.fts_search(["charlie"], ["c"], 10) == []
     nearest = await reader.vector_search(_vec(5), ["c"], 5)
     assert nearest[0]["text"] == "echo foxtrot" and abs(nearest[0]["score"] - 1.0) < 1e-5
 
@@ -43,8 +43,8 @@ async def test_reader_and_store_return_the_same_rows(tmp_path: Path) -> None:
     sync_ids = [row["id"] for row in store.vector_search(query, ["c"], 4)]
     async_ids = [row["id"] for row in await reader.vector_search(query, ["c"], 4)]
     assert sync_ids == async_ids
-    sync_fts = {row["id"] for row in store.fts_search("common", ["c"], 10)}
-    async_fts = {row["id"] for row in await reader.fts_search("common", ["c"], 10)}
+    sync_fts = {row["id"] for row in store.fts_search(["common"], ["c"], 10)}
+    async_fts = {row["id"] for row in await reader.fts_search(["common"], ["c"], 10)}
     assert sync_fts == async_fts and len(async_fts) == 6  # the other corpus is filtered out
 
 

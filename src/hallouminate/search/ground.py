@@ -127,7 +127,7 @@ def ground(
     plan = _plan(corpora, query, **params)
     mode.widen(plan)
     vector_rows = store.vector_search(embedder.embed_query(query), plan.keys, plan.limit)
-    keyword_rows = store.fts_search(" ".join(plan.terms), plan.keys, plan.limit) if plan.terms else []
+    keyword_rows = store.fts_search(plan.terms, plan.keys, plan.limit) if plan.terms else []
     count = getattr(store, "count_rows", None)
     empty = [key for key in plan.keys if count is not None and count(key) == 0]
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
@@ -158,7 +158,7 @@ async def ground_async(
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
             reader.vector_search(vector, plan.keys, plan.limit),
-            reader.fts_search(" ".join(plan.terms), plan.keys, plan.limit),
+            reader.fts_search(plan.terms, plan.keys, plan.limit),
         )
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []

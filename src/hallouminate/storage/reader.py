@@ -9,7 +9,9 @@ committed since the last query, so a search always sees every finished write.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +29,31 @@ FTS_COLUMN = "text"
 IN_MEMORY_ROWS = 60_000
 
 
+class _CorpusRows:
+    """A corpus held in memory: its rows (result columns), their unit vectors, and row id -> position."""
+
+    def __init__(self, rows: Any, matrix: np.ndarray) -> None:
+        self.rows = rows
+        self.matrix = matrix
+
+    @functools.cached_property
+    def ids(self) -> dict[str, int]:  # BM25 hits name rows by id; a vector search never needs this
+        return {row_id: i for i, row_id in enumerate(self.rows["id"].to_pylist())}
+
+
+def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """The rows at (corpus position, row) ``places``, in that order: one take per corpus (converting
+    row by row costs ~40 us a row)."""
+    by_corpus: dict[int, list[int]] = {}
+    for position, index in places:
+        by_corpus.setdefault(position, []).append(index)
+    converted: dict[tuple[int, int], dict[str, Any]] = {}
+    for position, indices in by_corpus.items():
+        for index, row in zip(indices, loaded[position].rows.take(indices).to_pylist(), strict=True):
+            converted[(position, index)] = row
+    return [converted[place] for place in places]
+
+
 class AsyncReader:
     def __init__(self, store: Store) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
@@ -37,7 +64,7 @@ class AsyncReader:
         # Phrase mode scans the text of whole corpora: their rows are kept in memory (without vectors)
         # until the next commit. Measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table.
         self._scan_rows: dict[str, Any] = {}
-        self._vectors: dict[str, tuple[Any, np.ndarray]] = {}  # corpus -> (rows, unit vectors)
+        self._vectors: dict[str, _CorpusRows] = {}
 
     async def _fresh_table(self) -> Any:
         import lancedb
@@ -77,66 +104,68 @@ class AsyncReader:
             row["score"] = 1.0 - float(row.pop("_distance"))
         return rows
 
+    async def _in_memory(self, table: Any, corpus: str) -> _CorpusRows:
+        """One corpus's rows (without vectors) and unit vectors, read once per commit."""
+        if corpus not in self._vectors:
+            arrow = (
+                await table.query()
+                .where(f"corpus = {sql.literal(corpus)}")
+                .select([*RESULT_COLUMNS, "vector"])
+                .to_arrow()
+            )
+            vectors = arrow["vector"].combine_chunks()
+            matrix = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+            matrix = matrix.reshape(len(arrow), self._store.dim)
+            # Unit rows, so cosine similarity is a dot product (the model's vectors are already
+            # normalised; this keeps the score right if a store ever holds others).
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            self._vectors[corpus] = _CorpusRows(
+                arrow.drop_columns(["vector"]), matrix / np.maximum(norms, 1e-12)
+            )
+        return self._vectors[corpus]
+
     async def _vector_search_in_memory(
         self, table: Any, query: np.ndarray, corpora: list[str], limit: int
     ) -> list[dict[str, Any]]:
         found: list[tuple[float, int, int]] = []  # (-score, corpus position, row) sorts best first
-        for position, corpus in enumerate(corpora):
-            if corpus not in self._vectors:
-                arrow = (
-                    await table.query()
-                    .where(f"corpus = {sql.literal(corpus)}")
-                    .select([*RESULT_COLUMNS, "vector"])
-                    .to_arrow()
-                )
-                vectors = arrow["vector"].combine_chunks()
-                matrix = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
-                matrix = matrix.reshape(len(arrow), self._store.dim)
-                # Unit rows, so cosine similarity is a dot product (the model's vectors are already
-                # normalised; this keeps the score right if a store ever holds others).
-                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                self._vectors[corpus] = (arrow.drop_columns(["vector"]), matrix / np.maximum(norms, 1e-12))
-            _rows, matrix = self._vectors[corpus]
-            if not len(matrix):
+        loaded = [await self._in_memory(table, corpus) for corpus in corpora]
+        unit = query / max(float(np.linalg.norm(query)), 1e-12)
+        for position, held in enumerate(loaded):
+            if not len(held.matrix):
                 continue
-            scores = matrix @ (query / max(float(np.linalg.norm(query)), 1e-12))
+            scores = held.matrix @ unit
             best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
             found.extend((-float(scores[i]), position, int(i)) for i in best)
         found.sort()
         chosen = found[:limit]
-        # One take per corpus (row by row conversion costs ~40 us a row).
-        by_corpus: dict[int, list[int]] = {}
-        for _negative, position, index in chosen:
-            by_corpus.setdefault(position, []).append(index)
-        converted: dict[tuple[int, int], dict[str, Any]] = {}
-        for position, indices in by_corpus.items():
-            arrow_rows, _matrix = self._vectors[corpora[position]]
-            for index, row in zip(indices, arrow_rows.take(indices).to_pylist(), strict=True):
-                converted[(position, index)] = row
-        rows = []
-        for negative, position, index in chosen:
-            row = converted[(position, index)]
-            row["score"] = -negative
-            rows.append(row)
-        return rows
+        converted = _take(loaded, [(position, index) for _negative, position, index in chosen])
+        return [
+            {**row, "score": -negative} for row, (negative, _p, _i) in zip(converted, chosen, strict=True)
+        ]
 
-    async def fts_search(self, query: str, corpora: list[str], limit: int) -> list[dict[str, Any]]:
-        """BM25 matches of any of the query's terms; each row gains ``score`` = the BM25 score."""
-        if not corpora or limit <= 0 or not query.strip():
+    async def fts_search(self, terms: Sequence[str], corpora: list[str], limit: int) -> list[dict[str, Any]]:
+        """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
+        if not corpora or limit <= 0 or not terms:
             return []
-        from lancedb.query import MatchQuery
-
         table = await self._fresh_table()
-        builder = await table.search(MatchQuery(query, FTS_COLUMN))
-        rows = (
-            await builder.where(sql.in_list("corpus", corpora))
-            .select([*RESULT_COLUMNS, "_score"])
-            .limit(limit)
-            .to_list()
-        )
-        for row in rows:
-            row["score"] = float(row.pop("_score"))
-        return rows
+        hits = self._store.lexical.search(terms, corpora, limit)
+        if not hits:
+            return []
+        sizes = [await self.count_rows(corpus) for corpus in corpora]
+        if sum(sizes) > IN_MEMORY_ROWS:
+            found = await table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+            by_id = {row["id"]: row for row in await found.to_list()}
+            # A hit whose row a concurrent commit just removed is skipped, never invented.
+            return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
+        loaded = [await self._in_memory(table, corpus) for corpus in corpora]
+        places = []
+        scores = []
+        for row_id, score in hits:
+            place = next(((p, held.ids[row_id]) for p, held in enumerate(loaded) if row_id in held.ids), None)
+            if place is not None:  # a row committed after our snapshot is left for the next query
+                places.append(place)
+                scores.append(score)
+        return [{**row, "score": score} for row, score in zip(_take(loaded, places), scores, strict=True)]
 
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""

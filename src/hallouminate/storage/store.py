@@ -3,6 +3,9 @@
 Each file's rows are replaced in a single commit (merge_insert keyed on the row id, deleting the file's
 leftover rows in the same operation), so a crash leaves every file either wholly old or wholly new.
 Reads run concurrently with writes: a query sees one committed version.
+
+BM25 runs on an in-memory index derived from the table (``lexical.py``, ADR 0017): built here when the
+store opens, updated after each of this store's commits.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pyarrow as pa
 
 from hallouminate.errors import Internal
 from hallouminate.storage import sql
+from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
     META_MODEL,
     META_VERSION,
@@ -41,15 +45,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hallouminate.storage")
 
-FTS_COLUMN = "text"
-FTS_INDEX = "text_idx"
+# LanceDB's own FTS index, which stores before ADR 0017 built; dropped when such a store opens.
+LEGACY_FTS_INDEX = "text_idx"
 # Files per commit: keeps IN-lists short; each file is still replaced atomically.
 FILES_PER_COMMIT = 256
-# Unindexed rows are searched by brute force (~35 us per row for BM25); past these, fold them into the
-# indexes. Every commit also adds a fragment, which slows scans until compaction.
-OPTIMIZE_UNINDEXED_ROWS = 256
+# Every commit adds a fragment, which slows scans until compaction: compact after this many.
 OPTIMIZE_COMMITS = 32
-SMALL_TABLE_ROWS = 5000
 # Old versions are kept this long after an optimize: long enough for any in-flight read to finish.
 KEEP_VERSIONS = timedelta(hours=1)
 
@@ -112,6 +113,15 @@ class Store:
             self._table = self._open_table()
         except OSError as exc:
             raise Internal(f"cannot open the store at {path}: {exc}") from exc
+        self.lexical = LexicalIndex()
+        started = time.perf_counter()
+        self.lexical.add(self._table.search().select(LEXICAL_COLUMNS).limit(None).to_arrow())
+        if self.lexical.num_docs():
+            log.info(
+                "BM25 index of %d chunks built in %.2f s",
+                self.lexical.num_docs(),
+                time.perf_counter() - started,
+            )
 
     # -- opening -------------------------------------------------------------------------------------
     def _open_table(self) -> Any:
@@ -122,15 +132,14 @@ class Store:
         if table is not None:
             problem = self._incompatible(table.schema)
             if problem is None:
-                self._ensure_fts(table)
+                if any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
+                    table.drop_index(LEGACY_FTS_INDEX)  # unused since ADR 0017; optimize would keep it up
                 return table
             # The store is derived data: rebuild it rather than refuse to start. The next index run
             # sees no file states and re-embeds everything.
             log.warning("dropping the chunks table at %s: %s; re-index to rebuild it", self.path, problem)
             self._db.drop_table(TABLE)
-        table = self._db.create_table(TABLE, schema=self._schema)
-        self._ensure_fts(table)
-        return table
+        return self._db.create_table(TABLE, schema=self._schema)
 
     def _incompatible(self, schema: pa.Schema) -> str | None:
         meta = schema.metadata or {}
@@ -144,14 +153,6 @@ class Store:
         if self._model_name and stored_model and stored_model != self._model_name:
             return f"vectors were made by {stored_model}, the configured model is {self._model_name}"
         return None
-
-    def _ensure_fts(self, table: Any) -> None:
-        from lancedb.index import FTS
-
-        if not any(idx.name == FTS_INDEX for idx in table.list_indices()):
-            # with_position: phrase queries need token positions. Stemming, stop words and ASCII folding
-            # are LanceDB's English defaults.
-            table.create_index(FTS_COLUMN, config=FTS(with_position=True), name=FTS_INDEX)
 
     # -- writes --------------------------------------------------------------------------------------
     def replace_files(self, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
@@ -177,6 +178,7 @@ class Store:
                     raise Internal(
                         f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}"
                     ) from exc
+                self.lexical.replace_files(corpus, group, table)
                 self._commits_since_optimize += 1
             self.generation += 1
 
@@ -186,12 +188,14 @@ class Store:
             predicate = sql.corpus_files(corpus, paths[start : start + FILES_PER_COMMIT])
             with self._write_lock:
                 self._table.delete(predicate)
+                self.lexical.replace_files(corpus, paths[start : start + FILES_PER_COMMIT], None)
                 self._commits_since_optimize += 1
             self.generation += 1
 
     def delete_corpus(self, corpus: str) -> None:
         with self._write_lock:
             self._table.delete(f"corpus = {sql.literal(corpus)}")
+            self.lexical.delete_corpus(corpus)
             self._commits_since_optimize += 1
             self.generation += 1
 
@@ -218,28 +222,15 @@ class Store:
             self.generation += 1
 
     # -- maintenance ---------------------------------------------------------------------------------
-    def unindexed_rows(self) -> int:
-        stats = self._table.index_stats(FTS_INDEX)
-        return int(stats.num_unindexed_rows) if stats is not None else 0
-
     def maybe_optimize(self) -> bool:
-        """Optimize when enough unindexed rows or commits have piled up; True when it ran."""
-        unindexed = self.unindexed_rows()
-        if unindexed == 0 and self._commits_since_optimize < OPTIMIZE_COMMITS:
-            return False
-        # A small table optimizes in milliseconds, and an indexed BM25 query is ~2x faster than a scan.
-        small = self._table.count_rows() <= SMALL_TABLE_ROWS
-        if (
-            not small
-            and unindexed < OPTIMIZE_UNINDEXED_ROWS
-            and self._commits_since_optimize < OPTIMIZE_COMMITS
-        ):
+        """Compact once enough commits have piled up; True when it ran."""
+        if self._commits_since_optimize < OPTIMIZE_COMMITS:
             return False
         self.optimize()
         return True
 
     def optimize(self) -> None:
-        """Fold new rows into the FTS index, compact small fragments, prune old versions."""
+        """Compact small fragments and prune old versions."""
         with self._write_lock:
             started = time.perf_counter()
             self._table.optimize(cleanup_older_than=KEEP_VERSIONS)
@@ -294,22 +285,15 @@ class Store:
             row["score"] = 1.0 - float(row.pop("_distance"))
         return rows
 
-    def fts_search(self, query: str, corpora: list[str], limit: int) -> list[dict[str, Any]]:
-        """BM25 matches of any of the query's terms; each row gains ``score`` = the BM25 score."""
-        if not corpora or limit <= 0 or not query.strip():
+    def fts_search(self, terms: Sequence[str], corpora: list[str], limit: int) -> list[dict[str, Any]]:
+        """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
+        hits = self.lexical.search(terms, corpora, limit)
+        if not hits:
             return []
-        from lancedb.query import MatchQuery
-
-        rows = (
-            self._table.search(MatchQuery(query, FTS_COLUMN))
-            .where(sql.in_list("corpus", corpora), prefilter=True)
-            .select([*RESULT_COLUMNS, "_score"])
-            .limit(limit)
-            .to_list()
-        )
-        for row in rows:
-            row["score"] = float(row.pop("_score"))
-        return rows
+        rows = self._table.search().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+        by_id = {row["id"]: row for row in rows.limit(None).to_list()}
+        # A hit whose row a concurrent commit just removed is skipped, never invented.
+        return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
 
     def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal: at

@@ -1,0 +1,82 @@
+"""The in-memory BM25 index: LanceDB's English analysis, corpus scoping that never scores, exact upkeep."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from hallouminate.storage.lexical import LexicalIndex
+
+
+def rows(corpus: str, path: str, *texts: str) -> pa.Table:
+    return pa.table(
+        {
+            "id": [f"{corpus}|{path}|{i}" for i in range(len(texts))],
+            "corpus": [corpus] * len(texts),
+            "path": [path] * len(texts),
+            "text": list(texts),
+        }
+    )
+
+
+def ids(index: LexicalIndex, terms: list[str], corpora: list[str], limit: int = 10) -> list[str]:
+    return [row_id for row_id, _ in index.search(terms, corpora, limit)]
+
+
+def test_words_match_by_stem_case_and_accents() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", "a.md", "Configured the Café retries", "nothing relevant here"))
+    assert ids(index, ["configuring"], ["c"]) == ["c|a.md|0"]
+    assert ids(index, ["cafe"], ["c"]) == ["c|a.md|0"]
+    assert ids(index, ["RETRY"], ["c"]) == ["c|a.md|0"]
+
+
+def test_a_query_of_stop_words_finds_nothing() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", "a.md", "the and of it"))
+    assert index.search(["the", "of"], ["c"], 10) == []
+
+
+def test_the_corpus_scope_filters_without_adding_to_any_score() -> None:
+    index = LexicalIndex()
+    index.add(rows("one", "a.md", "rollback plan for migrations", "unrelated words"))
+    index.add(rows("two", "a.md", "rollback plan for migrations"))
+    both = dict(index.search(["rollback"], ["one", "two"], 10))
+    assert set(both) == {"one|a.md|0", "two|a.md|0"}
+    assert dict(index.search(["rollback"], ["one"], 10)) == {"one|a.md|0": both["one|a.md|0"]}
+    assert index.search(["rollback"], [], 10) == []
+    assert index.search(["rollback"], ["three"], 10) == []
+
+
+def test_replacing_a_file_drops_its_old_chunks_and_only_its_own() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", "a.md", "alpha", "alpha bravo"))
+    index.add(rows("c", "b.md", "alpha"))
+    index.replace_files("c", ["a.md"], rows("c", "a.md", "charlie"))
+    assert ids(index, ["alpha"], ["c"]) == ["c|b.md|0"]
+    assert ids(index, ["charlie"], ["c"]) == ["c|a.md|0"]
+    index.replace_files("c", ["b.md"], None)
+    assert ids(index, ["alpha"], ["c"]) == []
+
+
+def test_paths_that_look_alike_are_different_files() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", 'a "b".md', "delta"))
+    index.add(rows("c", "a", "delta"))
+    index.add(rows("c a", "md", "delta"))
+    index.replace_files("c", ['a "b".md'], None)
+    assert sorted(ids(index, ["delta"], ["c", "c a"])) == ["c a|md|0", "c|a|0"]
+
+
+def test_deleting_a_corpus_leaves_the_others() -> None:
+    index = LexicalIndex()
+    index.add(rows("one", "a.md", "echo"))
+    index.add(rows("two", "a.md", "echo"))
+    index.delete_corpus("one")
+    assert ids(index, ["echo"], ["one", "two"]) == ["two|a.md|0"]
+    assert index.num_docs() == 1
+
+
+def test_limit_keeps_the_best() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", "a.md", "foxtrot", "foxtrot foxtrot foxtrot golf", "golf"))
+    assert ids(index, ["foxtrot"], ["c"], limit=1) == ["c|a.md|1"]
