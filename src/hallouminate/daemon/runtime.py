@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hallouminate import __version__, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline, resolve
+from hallouminate.config.cache import ResolveCache
 from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.watcher import CorpusWatcher
@@ -59,6 +60,7 @@ class Runtime:
         # Corpora whose files were compared with the store since this daemon started (catch-up done).
         self._caught_up: set[str] = set()
         self._watcher: CorpusWatcher | None = None
+        self._resolved = ResolveCache()
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
         self._background: set[asyncio.Task[None]] = set()
         # Index runs (a whole corpus, or the files a write or the watcher changed) hold a thread for their
@@ -251,7 +253,7 @@ class Runtime:
 
     # -- operations --------------------------------------------------------------------------------
     def _resolve(self, cwd: Path) -> Resolved:
-        resolved = resolve(cwd)
+        resolved = self._resolved.resolve(cwd)
         self._register(resolved)
         return resolved
 
