@@ -50,15 +50,14 @@ def test_a_result_valid_under_the_full_schema_is_valid_under_the_published_one()
     jsonschema.validate(A_GROUND_RESULT, published(GROUND_RESULT))
 
 
-def test_nested_items_keep_their_required_fields_and_name_every_field() -> None:
+def test_array_items_keep_their_required_fields_and_name_every_field() -> None:
     docs = published(GROUND_RESULT)["properties"]["docs"]["items"]
-    assert "properties" in docs  # the first level is checked field by field
-    chunk = docs["properties"]["chunks"]["items"]
-    assert (
-        chunk["required"]
-        == GROUND_RESULT["properties"]["docs"]["items"]["properties"]["chunks"]["items"]["required"]
-    )
-    assert "properties" not in chunk and "line_start (integer)" in chunk["description"]
-    missing_line = {**A_GROUND_RESULT, "docs": [{**A_GROUND_RESULT["docs"][0], "chunks": [{"score": 1}]}]}
+    assert docs["required"] == GROUND_RESULT["properties"]["docs"]["items"]["required"]
+    assert "properties" not in docs
+    assert "path (string)" in docs["description"] and "chunks (array)" in docs["description"]
+    missing_path = {
+        **A_GROUND_RESULT,
+        "docs": [{k: v for k, v in A_GROUND_RESULT["docs"][0].items() if k != "path"}],
+    }
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(missing_line, published(GROUND_RESULT))
+        jsonschema.validate(missing_path, published(GROUND_RESULT))

@@ -53,10 +53,22 @@ def _validator(schema_json: str) -> Any:
     return jsonschema.Draft202012Validator(json.loads(schema_json))
 
 
+# Schemas seen, by identity (each held, so its id is never reused): saves serialising the schema on
+# every call to find its validator.
+_BY_ID: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
 def validate_args(schema: dict[str, Any], args: Any, what: str = "arguments") -> None:
     import jsonschema
 
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    seen = _BY_ID.get(id(schema))
+    if seen is None or seen[0] is not schema:
+        seen = (schema, _validator(json.dumps(schema, sort_keys=True)))
+        if len(_BY_ID) < 256:
+            _BY_ID[id(schema)] = seen
+    validator = seen[1]
+    if validator.is_valid(args):  # the usual case: one pass, no error objects
+        return
     error = jsonschema.exceptions.best_match(validator.iter_errors(args))
     if error is not None:
         raise InvalidParams(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,14 +28,15 @@ class ToolSpec:
     # May destroy content (an overwrite, a delete): MCP hosts may ask the user before calling.
     destructive: bool = False
 
-    @property
+    # Built once per tool (every call validates against it): treat the returned dicts as read-only.
+    @functools.cached_property
     def input_schema(self) -> dict[str, Any]:
         schema = copy.deepcopy(ARGS[self.op])
         schema["properties"] = {"cwd": CWD_PROP, **schema["properties"]}
         schema["required"] = ["cwd", *schema.get("required", [])]
         return schema
 
-    @property
+    @functools.cached_property
     def output_schema(self) -> dict[str, Any] | None:
         full = RESULTS.get(self.op)
         return published(full) if full is not None else None
