@@ -55,10 +55,12 @@ async def test_small_corpora_search_from_memory_exactly_as_lancedb_does(
 
     store = Store(tmp_path / "db", DIM)
     store.replace_files(
-        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=i) for i in range(40)}
+        # Seeds 10 apart: every chunk has its own vector, so no two scores tie (tie order is arbitrary).
+        "c",
+        {f"p{i}.md": _rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=10 * i) for i in range(40)},
     )
-    store.replace_files("d", {f"q{i}.md": _rows(f"q{i}.md", [f"d {i}"], seed=100 + i) for i in range(30)})
-    query = np.asarray(_vec(7)) + 0.3 * np.asarray(_vec(107))
+    store.replace_files("d", {f"q{i}.md": _rows(f"q{i}.md", [f"d {i}"], seed=1000 + i) for i in range(30)})
+    query = np.asarray(_vec(70)) + 0.3 * np.asarray(_vec(1007))
     in_memory = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
     monkeypatch.setattr(reader_module, "IN_MEMORY_ROWS", 0)
     from_lancedb = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
@@ -79,3 +81,29 @@ async def test_the_in_memory_vectors_follow_each_commit(tmp_path: Path) -> None:
     store.delete_files("c", ["a.md"])
     assert await reader.vector_search(_vec(2), ["c"], 5) == []
     assert await reader.vector_search(_vec(2), ["never-indexed"], 5) == []
+
+
+async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hallouminate.storage import reader as reader_module
+
+    store = Store(tmp_path / "db", DIM)
+    texts = ["rollback the migration", "the migration plan", "unrelated", "Rollback  drill"]
+    store.replace_files(
+        "c", {f"p{i}.md": _rows(f"p{i}.md", texts[i:] + texts[:i], seed=10 * i) for i in range(4)}
+    )
+
+    async def search(reader: AsyncReader) -> tuple[list[tuple[str, float]], list[tuple[str, int, int]]]:
+        hits = await reader.fts_search(["rollback", "migration"], ["c"], 20)
+        scan = await reader.phrase_rows(["c"], "(?i)rollback", 100)
+        return (
+            [(h["id"], round(h["score"], 5)) for h in hits],
+            [(r["path"], r["ordinal"], r["occurrences"]) for r in scan.rows],
+        )
+
+    in_memory = await search(AsyncReader(store))
+    monkeypatch.setattr(reader_module, "IN_MEMORY_ROWS", 0)
+    past_the_cap = await search(AsyncReader(store))
+    assert in_memory == past_the_cap
+    assert len(in_memory[0]) == 12 and len(in_memory[1]) == 8

@@ -22,18 +22,20 @@ from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
 if TYPE_CHECKING:
     from hallouminate.storage.store import Store
 
-FTS_COLUMN = "text"
-# Corpora up to this many rows (together) are searched by vector from memory: a matrix product over
-# every vector, exact like LanceDB's flat scan but without its ~4 ms fixed cost per query. 60k rows of
-# 384-d float32 is ~90 MB; bigger sets go to LanceDB.
-IN_MEMORY_ROWS = 60_000
+# Corpora up to this many rows (together, per request) are held in memory between commits and searched
+# there: by vector, a matrix product over every vector, exact like LanceDB's flat scan (33-47 ms at 50k
+# rows) but ~5 ms at 100k; BM25 hits and phrase scans read their rows there too. The cost is ~1.5 kB of
+# vector and ~1 kB of row per chunk (~250 MB at 100k); bigger sets are searched in LanceDB.
+IN_MEMORY_ROWS = 200_000
 
 
 class _CorpusRows:
-    """A corpus held in memory: its rows (result columns), their unit vectors, and row id -> position."""
+    """A corpus held in memory, in scan order (path, ordinal): its rows (the result columns and the
+    ordinal), their unit vectors, and row id -> position. Phrase scans read the same rows."""
 
     def __init__(self, rows: Any, matrix: np.ndarray) -> None:
         self.rows = rows
+        self.result_rows = rows.select(RESULT_COLUMNS)  # a view: what searches return of a row
         self.matrix = matrix
 
     @functools.cached_property
@@ -49,7 +51,7 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[dict
         by_corpus.setdefault(position, []).append(index)
     converted: dict[tuple[int, int], dict[str, Any]] = {}
     for position, indices in by_corpus.items():
-        for index, row in zip(indices, loaded[position].rows.take(indices).to_pylist(), strict=True):
+        for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
     return [converted[place] for place in places]
 
@@ -61,8 +63,9 @@ class AsyncReader:
         self._table: Any = None
         self._generation = -1
         self._counts: dict[str, int] = {}
-        # Phrase mode scans the text of whole corpora: their rows are kept in memory (without vectors)
-        # until the next commit. Measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table.
+        # Phrase mode scans the text of whole corpora: their rows are kept in memory until the next
+        # commit (measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table). Up to
+        # IN_MEMORY_ROWS they are the rows ranked searches hold; past it, these (without vectors).
         self._scan_rows: dict[str, Any] = {}
         self._vectors: dict[str, _CorpusRows] = {}
 
@@ -107,10 +110,10 @@ class AsyncReader:
     async def _in_memory(self, table: Any, corpus: str) -> _CorpusRows:
         """One corpus's rows (without vectors) and unit vectors, read once per commit."""
         if corpus not in self._vectors:
-            arrow = (
+            arrow = sort_scan_rows(
                 await table.query()
                 .where(f"corpus = {sql.literal(corpus)}")
-                .select([*RESULT_COLUMNS, "vector"])
+                .select([*RESULT_COLUMNS, "ordinal", "vector"])
                 .to_arrow()
             )
             vectors = arrow["vector"].combine_chunks()
@@ -153,7 +156,7 @@ class AsyncReader:
             return []
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) > IN_MEMORY_ROWS:
-            found = await table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+            found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
             by_id = {row["id"]: row for row in await found.to_list()}
             # A hit whose row a concurrent commit just removed is skipped, never invented.
             return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
@@ -178,6 +181,10 @@ class AsyncReader:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
         at most ``max_rows`` of them."""
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
+        sizes = [await self.count_rows(corpus) for corpus in corpora]
+        if sum(sizes) <= IN_MEMORY_ROWS:  # the rows ranked searches hold anyway: no second copy
+            tables = [(await self._in_memory(table, corpus)).rows.select(SCAN_COLUMNS) for corpus in corpora]
+            return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
         tables = []
         for corpus in corpora:
             if corpus not in self._scan_rows:
