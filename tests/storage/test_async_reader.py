@@ -107,3 +107,26 @@ async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_ca
     past_the_cap = await search(AsyncReader(store))
     assert in_memory == past_the_cap
     assert len(in_memory[0]) == 12 and len(in_memory[1]) == 8
+
+
+@pytest.mark.parametrize("head_start", [1, 2, 3])
+async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: Path, head_start: int) -> None:
+    """A search that began reading a corpus before a write, and finishes after another search moved the
+    reader past the write, must not leave its older rows behind for the searches that follow."""
+    import asyncio
+
+    store = Store(tmp_path / "db", DIM)
+    reader = AsyncReader(store)
+    # Big enough that reading it takes longer than moving the reader to the next version.
+    pages = {f"p{i}.md": _rows(f"p{i}.md", [f"old page {i} " * 40] * 8, seed=10 * i) for i in range(500)}
+    store.replace_files("c", pages)
+    await reader.count_rows("c")
+    early = asyncio.create_task(reader.vector_search(_vec(3), ["c"], 5))
+    for _ in range(head_start):  # the early search is now reading the corpus
+        await asyncio.sleep(0)
+    store.replace_files("c", {"p7.md": _rows("p7.md", ["fresh words"], seed=70)})
+    await reader.count_rows("c")  # another request moves the reader past the write
+    await early
+    after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
+    assert [row["path"] for row in after.rows] == ["p7.md"]
+    assert [row["path"] for row in (await reader.fts_search(["fresh"], ["c"], 5))] == ["p7.md"]

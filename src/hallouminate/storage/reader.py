@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from hallouminate.storage import sql
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
@@ -30,13 +32,15 @@ IN_MEMORY_ROWS = 200_000
 
 
 class _CorpusRows:
-    """A corpus held in memory, in scan order (path, ordinal): its rows (the result columns and the
-    ordinal), their unit vectors, and row id -> position. Phrase scans read the same rows."""
+    """A corpus held in memory: its rows (the result columns and the ordinal) in scan order (path,
+    ordinal), which phrase scans read too; their unit vectors in the order they were read, with
+    ``row_of[i]`` the row of vector ``i``; and row id -> row, for BM25 hits."""
 
-    def __init__(self, rows: Any, matrix: np.ndarray) -> None:
+    def __init__(self, rows: Any, matrix: np.ndarray, row_of: np.ndarray) -> None:
         self.rows = rows
         self.result_rows = rows.select(RESULT_COLUMNS)  # a view: what searches return of a row
         self.matrix = matrix
+        self.row_of = row_of
 
     @functools.cached_property
     def ids(self) -> dict[str, int]:  # BM25 hits name rows by id; a vector search never needs this
@@ -108,24 +112,54 @@ class AsyncReader:
         return rows
 
     async def _in_memory(self, table: Any, corpus: str) -> _CorpusRows:
-        """One corpus's rows (without vectors) and unit vectors, read once per commit."""
-        if corpus not in self._vectors:
-            arrow = sort_scan_rows(
-                await table.query()
-                .where(f"corpus = {sql.literal(corpus)}")
-                .select([*RESULT_COLUMNS, "ordinal", "vector"])
-                .to_arrow()
-            )
-            vectors = arrow["vector"].combine_chunks()
-            matrix = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
-            matrix = matrix.reshape(len(arrow), self._store.dim)
+        """One corpus's rows and unit vectors, read once per commit."""
+        held = self._vectors.get(corpus)
+        if held is None:
+            generation = self._generation
+            held = await self._load(table, corpus)
+            self._remember(self._vectors, corpus, held, generation)
+        return held
+
+    def _remember(self, cache: dict[str, Any], key: str, value: Any, generation: int) -> None:
+        """Cache what was read at ``generation`` only if no query moved the reader past it meanwhile:
+        a load that began before a commit must not be served as the state after it (a write would
+        then be missing from every search until the next commit)."""
+        if self._generation == generation:
+            cache[key] = value
+
+    async def _load(self, table: Any, corpus: str) -> _CorpusRows:
+        # Batch by batch into one preallocated matrix: reading the whole vector column at once held
+        # three copies of it at the peak (~460 MB at 100k rows).
+        dim = self._store.dim
+        matrix = np.empty((await self.count_rows(corpus), dim), dtype=np.float32)
+        batches = []
+        filled = 0
+        stream = await (
+            table.query()
+            .where(f"corpus = {sql.literal(corpus)}")
+            .select([*RESULT_COLUMNS, "ordinal", "vector"])
+            .to_batches()
+        )
+        async for batch in stream:
+            names = [n for n in batch.schema.names if n != "vector"]
+            batches.append(pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names))
+            part = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
+            if filled + len(part) > len(matrix):  # rows committed since the count: grow (rare)
+                matrix = np.concatenate([matrix[:filled], np.empty((len(part), dim), np.float32)])
+            block = matrix[filled : filled + len(part)]
+            block[:] = part
             # Unit rows, so cosine similarity is a dot product (the model's vectors are already
             # normalised; this keeps the score right if a store ever holds others).
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            self._vectors[corpus] = _CorpusRows(
-                arrow.drop_columns(["vector"]), matrix / np.maximum(norms, 1e-12)
-            )
-        return self._vectors[corpus]
+            block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+            filled += len(part)
+        if not batches:
+            schema = stream.schema.remove(stream.schema.get_field_index("vector"))
+            return _CorpusRows(schema.empty_table(), matrix[:0], np.empty(0, dtype=np.int64))
+        read = pa.Table.from_batches(batches)
+        order = pc.sort_indices(read, sort_keys=[("path", "ascending"), ("ordinal", "ascending")])
+        row_of = np.empty(filled, dtype=np.int64)
+        row_of[order.to_numpy()] = np.arange(filled)
+        return _CorpusRows(read.take(order).combine_chunks(), matrix[:filled], row_of)
 
     async def _vector_search_in_memory(
         self, table: Any, query: np.ndarray, corpora: list[str], limit: int
@@ -138,7 +172,7 @@ class AsyncReader:
                 continue
             scores = held.matrix @ unit
             best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
-            found.extend((-float(scores[i]), position, int(i)) for i in best)
+            found.extend((-float(scores[i]), position, int(held.row_of[i])) for i in best)
         found.sort()
         chosen = found[:limit]
         converted = _take(loaded, [(position, index) for _negative, position, index in chosen])
@@ -173,9 +207,12 @@ class AsyncReader:
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
         table = await self._fresh_table()
-        if corpus not in self._counts:
-            self._counts[corpus] = int(await table.count_rows(f"corpus = {sql.literal(corpus)}"))
-        return self._counts[corpus]
+        count = self._counts.get(corpus)
+        if count is None:
+            generation = self._generation
+            count = int(await table.count_rows(f"corpus = {sql.literal(corpus)}"))
+            self._remember(self._counts, corpus, count, generation)
+        return count
 
     async def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
@@ -187,15 +224,17 @@ class AsyncReader:
             return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
         tables = []
         for corpus in corpora:
-            if corpus not in self._scan_rows:
-                rows = (
+            rows = self._scan_rows.get(corpus)
+            if rows is None:
+                generation = self._generation
+                rows = sort_scan_rows(
                     await table.query()
                     .where(f"corpus = {sql.literal(corpus)}")
                     .select(SCAN_COLUMNS)
                     .to_arrow()
                 )
-                self._scan_rows[corpus] = sort_scan_rows(rows)
-            tables.append(self._scan_rows[corpus])
+                self._remember(self._scan_rows, corpus, rows, generation)
+            tables.append(rows)
         # The regex runs in C++ and releases the GIL: off the loop, so a big corpus does not stall pings.
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
 
