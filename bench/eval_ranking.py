@@ -13,10 +13,13 @@ Sets (tests/fixtures/):
   only, so no exact-top-chunk figure).
 
 Usage: .venv/bin/python bench/eval_ranking.py [--set eval|heldout|sample|all] [--chunk-tokens N]
-       [--no-literal-gate]
+       [--no-literal-gate] [--plain-gate] [--bm25-weight W]
 
-The ranking before ADR 0012 (256-token chunks, every BM25 hit voting):
-       .venv/bin/python bench/eval_ranking.py --set all --chunk-tokens 256 --no-literal-gate
+The ranking before ADR 0012 (256-token chunks, every BM25 hit voting, BM25 weight 0.5):
+       .venv/bin/python bench/eval_ranking.py --set all --chunk-tokens 256 --no-literal-gate --bm25-weight 0.5
+The ranking before ADR 0016 (every query word weighs the same in the gate, BM25 weight 0.5; files tied on
+score were not ordered by the query words they hold):
+       .venv/bin/python bench/eval_ranking.py --set all --plain-gate --bm25-weight 0.5
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from hallouminate import xdg
 from hallouminate.config import CorpusSpec, Settings, load_baseline
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
-from hallouminate.search import ground
+from hallouminate.search import ground, literal
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 
@@ -146,18 +149,33 @@ def main() -> None:
         action="store_true",
         help="let every BM25 hit vote in the fusion, as before ADR 0012 (for comparison)",
     )
+    parser.add_argument(
+        "--plain-gate",
+        action="store_true",
+        help="every query word weighs the same in the literal gate, as before ADR 0016 (for comparison)",
+    )
+    parser.add_argument(
+        "--bm25-weight", type=float, default=None, help="override the BM25 weight of the fusion"
+    )
     parser.add_argument("--by-kind", action="store_true", help="accepted for compatibility; always on")
     opts = parser.parse_args()
+    # The package re-exports the ground function under the module's name: patch the module itself.
+    ground_module = sys.modules["hallouminate.search.ground"]
     if opts.no_literal_gate:
-        # The package re-exports the ground function under the module's name: patch the module itself.
-        sys.modules["hallouminate.search.ground"].lexical_votes = lambda terms, rows: rows
+        literal.LiteralEvidence.votes = lambda self, rows: rows
+    if opts.plain_gate:
+        literal.WEIGHT_BY_RARITY = False
+    if opts.bm25_weight is not None:
+        ground_module.BM25_WEIGHT = opts.bm25_weight
     settings = load_baseline().settings
     if opts.chunk_tokens is not None:
         settings = dataclasses.replace(settings, chunk_tokens=opts.chunk_tokens)
     embedder = Embedder(xdg.default_model_cache())
     names = ("eval", "heldout", "sample") if opts.set == "all" else (opts.set,)
-    gate = "off" if opts.no_literal_gate else "on"
-    print(f"chunk_tokens = {settings.chunk_tokens}, literal gate {gate}")
+    gate = "off" if opts.no_literal_gate else "plain" if opts.plain_gate else "rarity-weighted"
+    print(
+        f"chunk_tokens = {settings.chunk_tokens}, literal gate {gate}, BM25 weight {ground_module.BM25_WEIGHT}"
+    )
     print(f"{'set':8s} {'ranking':8s} {'queries':17s} {'R@1':>6s} {'R@5':>6s} {'MRR':>6s} {'exact':>6s}")
     for name in names:
         for ranking, group, m in evaluate(name, embedder, settings):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hallouminate.search import best_possible, make_snippet, query_terms, rrf
+from hallouminate.search.fusion import tied_ranks
 from hallouminate.search.ground import _cut, _File, _rank
 
 
@@ -18,6 +20,23 @@ def test_rrf_weights_ranks_and_duplicates() -> None:
     assert rrf([], []) == {}
     with pytest.raises(ValueError):
         rrf([["a"]], [])
+
+
+def test_scores_a_float32_step_apart_share_a_rank() -> None:
+    # A float32 matrix-vector product (an in-memory vector search) gives one vector cosines up to 2^-23
+    # apart depending on its row in the matrix: identical chunks must still count as equal evidence.
+    cosine = np.float32(0.8146525)
+    up = np.nextafter(cosine, np.float32(1))
+    down = np.nextafter(np.nextafter(cosine, np.float32(0)), np.float32(0))
+    rows = [
+        {"id": "twin-c", "score": float(down)},
+        {"id": "twin-b", "score": float(up)},
+        {"id": "twin-a", "score": float(cosine)},
+        {"id": "other", "score": float(cosine) - 1e-4},
+    ]
+    assert len({row["score"] for row in rows}) == 4
+    # Equal scores list by id; a chunk 1e-4 lower is other evidence.
+    assert tied_ranks(rows) == [("twin-a", 1), ("twin-b", 1), ("twin-c", 1), ("other", 4)]
 
 
 def test_query_terms_drop_stopwords_and_punctuation() -> None:

@@ -1,7 +1,8 @@
 """The ranking rules of ADR 0012, pinned: the literal gate on BM25, shared ranks and deterministic ties,
-queries without content words. The matcher and the rank arithmetic are tested as pure functions; the
-heading/path part of the gate on a real store and model; the rest through a real MCP client, the real shim
-and a real daemon indexing with the default configuration (128-token chunks).
+queries without content words (the gate's rarity weights of ADR 0016: test_literal_rarity.py). The
+matcher and the rank arithmetic are tested as pure functions; the heading/path part of the gate on a real
+store and model; the rest through a real MCP client, the real shim and a real daemon indexing with the
+default configuration (128-token chunks).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.search.fusion import best_possible, rrf_ranks, tied_ranks
-from hallouminate.search.literal import MIN_COVERAGE, TermMatcher, chunk_coverage, lexical_votes
+from hallouminate.search.literal import TermMatcher, chunk_coverage, lexical_votes
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 
@@ -63,12 +64,11 @@ def test_short_stems_match_whole_words_only() -> None:
     assert matcher.coverage(["pg-core-b: go"]) == 1.0
 
 
-def test_covers_agrees_with_coverage_at_the_gate() -> None:
+def test_coverage_is_the_share_of_distinct_stems_found() -> None:
     matcher = TermMatcher(query_terms("alpha bravo charlie delta"))
     for text, share in [("alpha", 0.25), ("alpha bravo", 0.5), ("delta charlie bravo", 0.75), ("", 0.0)]:
         assert matcher.coverage([text]) == share
-        assert matcher.covers([text], MIN_COVERAGE) is (share >= MIN_COVERAGE)
-    assert TermMatcher([]).coverage(["anything"]) == 0.0 and not TermMatcher([]).covers(["x"], 0.5)
+    assert TermMatcher([]).coverage(["anything"]) == 0.0 and TermMatcher([]).found(["x"]) == ()
 
 
 def test_only_rows_holding_half_the_query_vote() -> None:
@@ -79,7 +79,9 @@ def test_only_rows_holding_half_the_query_vote() -> None:
     ]
     # a: one word of three; b: one in its text, one in its breadcrumb; c: two in its path.
     assert [r["id"] for r in lexical_votes(["alpha", "bravo", "charlie"], rows)] == ["b", "c"]
-    assert [r["id"] for r in lexical_votes(["alpha", "bravo"], rows)] == ["a", "b", "c"]
+    # Every row holds "alpha", so it tells them apart no better than a stop word: "bravo" carries the query,
+    # and a and c, holding only "alpha", no longer make half of it (ADR 0016; before, all three voted).
+    assert [r["id"] for r in lexical_votes(["alpha", "bravo"], rows)] == ["b"]
     assert lexical_votes([], rows) == []
 
 

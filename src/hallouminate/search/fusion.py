@@ -7,6 +7,11 @@ from typing import Any
 
 # A small k lets first places count: see BM25_WEIGHT in ground.py and docs/adr/0012-ranking.md.
 RRF_K = 10.0
+# Scores closer than this (relative; absolute below 1) are the same evidence: 4x float32's epsilon. A
+# float32 matrix-vector product gives identical vectors cosines up to one epsilon (2^-23) apart depending
+# on their row (BLAS blocks rows; measured), so identical chunks would otherwise rank apart by where they
+# are stored.
+TIE_TOLERANCE = 4 * 2.0**-23
 
 
 def tied_ranks(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
@@ -14,18 +19,29 @@ def tied_ranks(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
 
     A search engine returns equal scores in any order, and position ranks would give two identical chunks
     different fused scores. Shared ranks keep equal evidence equal, so ties are settled where they are
-    documented (files: priority corpus, corpus, path; chunks: line). Equal scores list by id. Rows without
+    documented (files: priority corpus, the query's wording held, corpus, path; chunks: line). Scores
+    within ``TIE_TOLERANCE`` of the next better one count as equal; equal scores list by id. Rows without
     a score keep their given order and rank by position.
     """
     rows = list(rows)
     if not all("score" in row for row in rows):
         return [(row["id"], rank) for rank, row in enumerate(rows, start=1)]
-    rows.sort(key=lambda row: (-float(row["score"]), str(row["id"])))
+    rows.sort(key=lambda row: -float(row["score"]))
+    groups: list[list[Mapping[str, Any]]] = []
+    for row in rows:
+        if groups and _same(float(groups[-1][-1]["score"]), float(row["score"])):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
     out: list[tuple[str, int]] = []
-    for position, row in enumerate(rows, start=1):
-        shared = out and float(row["score"]) == float(rows[position - 2]["score"])
-        out.append((row["id"], out[-1][1] if shared else position))
+    for group in groups:
+        rank = len(out) + 1
+        out.extend((row["id"], rank) for row in sorted(group, key=lambda row: str(row["id"])))
     return out
+
+
+def _same(better: float, score: float) -> bool:
+    return better - score <= TIE_TOLERANCE * max(1.0, abs(better), abs(score))
 
 
 def rrf(ranked_lists: list[list[str]], weights: list[float], k: float = RRF_K) -> dict[str, float]:

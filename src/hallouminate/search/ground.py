@@ -19,15 +19,17 @@ from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
 from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
-from hallouminate.search.literal import lexical_votes
+from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.snippet import make_snippet, term_pattern
 from hallouminate.search.terms import query_terms
 
-# Chosen by measurement (bench/eval_ranking.py; docs/adr/0004 and 0012): the reference's BM25 2.0 / k 60
-# let weak keyword matches bury the right page on paraphrased questions. Since BM25 votes only for chunks
-# holding half the query's words (search/literal.py), results are flat for k 5-60 and BM25 0.5-1.0.
-BM25_WEIGHT = 0.5
+# Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
+# k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
+# chunks holding half the query's rarity-weighted wording (search/literal.py): such votes are genuine
+# keyword matches, so one counts as much as meaning (at 0.5 the one page holding a query's rare word lost
+# to a block of look-alike pages; the labelled sets are flat from 0.5 to 1.25).
+BM25_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 MAX_QUERY_CHARS = 4096
 # Inclusive bounds of the numeric parameters.
@@ -190,9 +192,12 @@ def assemble(
     warnings: list[dict[str, str]] = []
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
+    evidence: LiteralEvidence | None = None
     if terms:
-        # BM25 votes only for chunks holding at least half of the query's words (search/literal.py).
-        lists.append(tied_ranks(lexical_votes(terms, keyword_rows)))
+        # BM25 votes only for chunks holding at least half of the query's wording, words weighted by
+        # their rarity among the rows both searches returned (search/literal.py).
+        evidence = LiteralEvidence(terms, [*vector_rows, *keyword_rows])
+        lists.append(tied_ranks(evidence.votes(keyword_rows)))
         weights.append(BM25_WEIGHT)
     else:
         warnings.append(
@@ -209,7 +214,7 @@ def assemble(
     for row in [*vector_rows, *keyword_rows]:
         rows.setdefault(row["id"], row)
 
-    files = _group(rows, fused, scale)
+    files = _group(rows, fused, scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = _rank(files, priority_corpus)
     chosen = _cut(ranked, top_files, priority)
@@ -269,9 +274,16 @@ class _File:
     score: float = 0.0
     chunks: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
+    # The rarity-weighted share of the query's words its best-scoring chunk holds: settles score ties.
+    literal: float = 0.0
 
 
-def _group(rows: dict[str, dict[str, Any]], fused: dict[str, float], scale: float) -> list[_File]:
+def _group(
+    rows: dict[str, dict[str, Any]],
+    fused: dict[str, float],
+    scale: float,
+    evidence: LiteralEvidence | None = None,
+) -> list[_File]:
     files: dict[tuple[str, str], _File] = {}
     for chunk_id, raw in fused.items():
         row = rows[chunk_id]
@@ -289,13 +301,20 @@ def _group(rows: dict[str, dict[str, Any]], fused: dict[str, float], scale: floa
             )
         score = raw / scale
         entry.chunks.append((score, row))
-        entry.score = max(entry.score, score)
+        literal = evidence.coverage(row) if evidence is not None else 0.0
+        if score > entry.score or (score == entry.score and literal > entry.literal):
+            entry.score, entry.literal = score, literal
     return list(files.values())
 
 
 def _rank(files: list[_File], priority: str | None) -> list[_File]:
-    # Ties: the priority corpus first, then corpus and path, so equal scores always list the same way.
-    return sorted(files, key=lambda f: (-f.score, f.corpus != priority, f.corpus, f.path))
+    # Ties: the priority corpus first, then the page holding more of the query's wording (a keyword hit
+    # tied with a page only close in meaning), then corpus and path, so equal scores always list the same
+    # way. Phrase mode ranks its own file type (no literal share: every hit holds the phrase) with this.
+    return sorted(
+        files,
+        key=lambda f: (-f.score, f.corpus != priority, -getattr(f, "literal", 0.0), f.corpus, f.path),
+    )
 
 
 def reserved_slots(top_files: int) -> int:
