@@ -130,3 +130,18 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
     assert [row["path"] for row in after.rows] == ["p7.md"]
     assert [row["path"] for row in (await reader.fts_search(["fresh"], ["c"], 5))] == ["p7.md"]
+
+
+async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hallouminate.storage import reader as reader_module
+
+    store = Store(tmp_path / "db", DIM)
+    store.replace_files(
+        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"t {i}", f"u {i}"], seed=10 * i) for i in range(30)}
+    )
+    on_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
+    monkeypatch.setattr(reader_module, "OFF_LOOP_ROWS", 0)
+    off_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
+    assert on_the_loop == off_the_loop and on_the_loop[0]["path"] == "p4.md"
