@@ -145,3 +145,25 @@ async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(
     monkeypatch.setattr(reader_module, "OFF_LOOP_ROWS", 0)
     off_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
     assert on_the_loop == off_the_loop and on_the_loop[0]["path"] == "p4.md"
+
+
+async def test_concurrent_searches_of_a_corpus_not_yet_held_share_one_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    store = Store(tmp_path / "db", DIM)
+    store.replace_files("c", {f"p{i}.md": _rows(f"p{i}.md", [f"v {i}"], seed=10 * i) for i in range(20)})
+    reader = AsyncReader(store)
+    loads = 0
+    real_load = AsyncReader._load
+
+    async def counted(self: AsyncReader, table: object, corpus: str) -> object:
+        nonlocal loads
+        loads += 1
+        return await real_load(self, table, corpus)
+
+    monkeypatch.setattr(AsyncReader, "_load", counted)
+    results = await asyncio.gather(*(reader.vector_search(_vec(10 * i), ["c"], 3) for i in range(8)))
+    assert loads == 1
+    assert [found[0]["path"] for found in results] == [f"p{i}.md" for i in range(8)]

@@ -74,6 +74,7 @@ class AsyncReader:
         # IN_MEMORY_ROWS they are the rows ranked searches hold; past it, these (without vectors).
         self._scan_rows: dict[str, Any] = {}
         self._vectors: dict[str, _CorpusRows] = {}
+        self._loads: dict[tuple[str, int], asyncio.Future[_CorpusRows]] = {}
 
     async def _fresh_table(self) -> Any:
         import lancedb
@@ -118,7 +119,16 @@ class AsyncReader:
         held = self._vectors.get(corpus)
         if held is None:
             generation = self._generation
-            held = await self._load(table, corpus)
+            # Concurrent searches of a corpus not yet held share one load: eight clients arriving after a
+            # commit used to read a 100k-row corpus eight times over, at ~0.5 GB each at the peak.
+            key = (corpus, generation)
+            load = self._loads.get(key)
+            if load is None:
+                load = asyncio.ensure_future(self._load(table, corpus))
+                self._loads[key] = load
+                load.add_done_callback(lambda _done: self._loads.pop(key, None))
+            # Shielded: one waiter giving up (its client went away) must not cancel the others' load.
+            held = await asyncio.shield(load)
             self._remember(self._vectors, corpus, held, generation)
         return held
 
