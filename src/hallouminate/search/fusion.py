@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -24,24 +27,36 @@ def tied_ranks(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
     a score keep their given order and rank by position.
     """
     rows = list(rows)
-    if not all("score" in row for row in rows):
+    if not all(map(operator.contains, rows, itertools.repeat("score"))):
         return [(row["id"], rank) for rank, row in enumerate(rows, start=1)]
-    rows.sort(key=lambda row: -float(row["score"]))
-    groups: list[list[Mapping[str, Any]]] = []
-    for row in rows:
-        if groups and _same(float(groups[-1][-1]["score"]), float(row["score"])):
-            groups[-1].append(row)
-        else:
-            groups.append([row])
-    out: list[tuple[str, int]] = []
-    for group in groups:
-        rank = len(out) + 1
-        out.extend((row["id"], rank) for row in sorted(group, key=lambda row: str(row["id"])))
+    # This runs for every candidate list of every query: a few flat passes, no Python step per group.
+    keys = [-float(row["score"]) for row in rows]
+    order = sorted(range(len(rows)), key=keys.__getitem__)  # stable, as a sort of the rows by -score
+    ranked = [keys[i] for i in order]  # -score, best first
+    ids = [rows[i]["id"] for i in order]
+    # A score joins the group of the one before it when within tolerance of it. The gap ``better -
+    # score`` is ``-score - -better``, exactly (negation is exact).
+    gaps = list(map(operator.sub, ranked[1:], ranked))
+    # No magnitude exceeds ``top``, so a gap wider than the tolerance relative to it is never a tie: only
+    # the narrower gaps (picked in C) get the exact test. ``joins`` are the places holding the same score
+    # as the one before them.
+    top = sum(map(abs, ranked))  # NaN only if a score is: then every gap gets the exact test
+    loose = TIE_TOLERANCE * max(1.0, top) if top == top else math.inf
+    narrow = itertools.compress(range(1, len(ranked)), map(operator.le, gaps, itertools.repeat(loose)))
+    joins = [i for i in narrow if gaps[i - 1] <= TIE_TOLERANCE * max(1.0, abs(ranked[i - 1]), abs(ranked[i]))]
+    out = list(zip(ids, range(1, len(ids) + 1), strict=True))  # ranks by position where nothing ties
+    at = 0
+    while at < len(joins):
+        # One group of equal scores: the place before the first join up to the last consecutive join;
+        # listed by id, all at the rank of its first place.
+        first = joins[at] - 1
+        end = joins[at] + 1
+        at += 1
+        while at < len(joins) and joins[at] == end:
+            end += 1
+            at += 1
+        out[first:end] = [(row_id, first + 1) for row_id in sorted(ids[first:end], key=str)]
     return out
-
-
-def _same(better: float, score: float) -> bool:
-    return better - score <= TIE_TOLERANCE * max(1.0, abs(better), abs(score))
 
 
 def rrf(ranked_lists: list[list[str]], weights: list[float], k: float = RRF_K) -> dict[str, float]:

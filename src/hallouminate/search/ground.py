@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
 from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
-from hallouminate.search.snippet import make_snippet, term_pattern
+from hallouminate.search.snippet import TermFinder, make_snippet
 from hallouminate.search.terms import query_terms
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
@@ -193,10 +192,12 @@ def assemble(
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
     evidence: LiteralEvidence | None = None
+    rows: dict[str, dict[str, Any]] = {}
     if terms:
         # BM25 votes only for chunks holding at least half of the query's wording, words weighted by
         # their rarity among the rows both searches returned (search/literal.py).
         evidence = LiteralEvidence(terms, [*vector_rows, *keyword_rows])
+        rows = evidence.rows  # every row by id, first occurrence kept: as built below otherwise
         lists.append(tied_ranks(evidence.votes(keyword_rows)))
         weights.append(BM25_WEIGHT)
     else:
@@ -210,16 +211,16 @@ def assemble(
     fused = rrf_ranks(lists, weights, RRF_K)
     # Scores are reported on 0..1: 1.0 means first in every signal that returned anything.
     scale = best_possible([w for w, ranked in zip(weights, lists, strict=True) if ranked], RRF_K) or 1.0
-    rows: dict[str, dict[str, Any]] = {}
-    for row in [*vector_rows, *keyword_rows]:
-        rows.setdefault(row["id"], row)
+    if evidence is None:
+        for row in [*vector_rows, *keyword_rows]:
+            rows.setdefault(row["id"], row)
 
     files = _group(rows, fused, scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = _rank(files, priority_corpus)
     chosen = _cut(ranked, top_files, priority)
-    pattern = term_pattern(terms)
-    docs = [_doc(f, terms, pattern, chunks_per_file, snippet_chars) for f in chosen]
+    finder = TermFinder(terms)
+    docs = [_doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen]
     if display:
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
@@ -263,14 +264,15 @@ def _check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> 
             )
 
 
-@dataclass
+@dataclass(slots=True)
 class _File:
     corpus: str
     path: str
-    abs_path: str
-    summary: str
-    size: int
-    mtime_ns: int
+    # A file's own fields: _group leaves them empty and ``_describe`` fills them for the files shown.
+    abs_path: str = ""
+    summary: str = ""
+    size: int = 0
+    mtime_ns: int = 0
     score: float = 0.0
     chunks: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
@@ -285,25 +287,23 @@ def _group(
     evidence: LiteralEvidence | None = None,
 ) -> list[_File]:
     files: dict[tuple[str, str], _File] = {}
+    shares = evidence.shares if evidence is not None else {}
     for chunk_id, raw in fused.items():
         row = rows[chunk_id]
         key = (row["corpus"], row["path"])
         entry = files.get(key)
         if entry is None:
-            entry = files[key] = _File(
-                row["corpus"],
-                row["path"],
-                row["abs_path"],
-                row["summary"] or "",
-                int(row["file_size"]),
-                int(row["file_mtime_ns"]),
-                keywords=list(row.get("keywords") or []),
-            )
+            # Positional (a third cheaper than keywords, for every candidate file).
+            entry = files[key] = _File(key[0], key[1], "", "", 0, 0, 0.0, [], [], 0.0)
         score = raw / scale
         entry.chunks.append((score, row))
-        literal = evidence.coverage(row) if evidence is not None else 0.0
-        if score > entry.score or (score == entry.score and literal > entry.literal):
-            entry.score, entry.literal = score, literal
+        # The literal share only settles ties, so it is looked up only when this chunk may lead its file.
+        if score >= entry.score:
+            literal = shares.get(chunk_id)
+            if literal is None:
+                literal = evidence.coverage(row) if evidence is not None else 0.0
+            if score > entry.score or literal > entry.literal:
+                entry.score, entry.literal = score, literal
     return list(files.values())
 
 
@@ -340,10 +340,27 @@ def _cut(ranked: list[_File], top_files: int, priority: str | None) -> list[_Fil
     return sorted([*keep, *extra], key=lambda f: order[id(f)])
 
 
+def _describe(entry: _File) -> _File:
+    """Fill a file's own fields from its first row: done only for the files shown, not every candidate's."""
+    row = entry.chunks[0][1]
+    entry.abs_path = row["abs_path"]
+    entry.summary = row["summary"] or ""
+    entry.size = int(row["file_size"])
+    entry.mtime_ns = int(row["file_mtime_ns"])
+    entry.keywords = list(row.get("keywords") or [])
+    return entry
+
+
 def _doc(
-    entry: _File, terms: list[str], pattern: re.Pattern[str] | None, chunks_per_file: int, snippet_chars: int
+    entry: _File, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
 ) -> dict[str, Any]:
-    best = sorted(entry.chunks, key=lambda sc: (-sc[0], sc[1]["line_start"]))[:chunks_per_file]
+    chunks = entry.chunks
+    # One chunk (most files): nothing to order.
+    best = (
+        chunks
+        if len(chunks) == 1 and chunks_per_file > 0
+        else sorted(chunks, key=_chunk_order)[:chunks_per_file]
+    )
     return {
         "corpus": entry.corpus,
         "path": entry.path,
@@ -352,19 +369,23 @@ def _doc(
         "summary": entry.summary,
         "keywords": entry.keywords,
         "stale": _stale(entry),
-        "chunks": [_chunk(score, row, terms, pattern, snippet_chars) for score, row in best],
+        "chunks": [_chunk(score, row, terms, finder, snippet_chars) for score, row in best],
     }
 
 
+def _chunk_order(scored: tuple[float, dict[str, Any]]) -> tuple[float, int]:
+    return -scored[0], scored[1]["line_start"]
+
+
 def _chunk(
-    score: float, row: dict[str, Any], terms: list[str], pattern: re.Pattern[str] | None, snippet_chars: int
+    score: float, row: dict[str, Any], terms: list[str], finder: TermFinder, snippet_chars: int
 ) -> dict[str, Any]:
     chunk = {
         "heading_path": list(row["heading_path"] or []),
         "line_start": int(row["line_start"]),
         "line_end": int(row["line_end"]),
         "score": round(score, 4),
-        "snippet": make_snippet(row["text"] or "", terms, snippet_chars, pattern),
+        "snippet": make_snippet(row["text"] or "", terms, snippet_chars, finder),
     }
     if row.get("page") is not None:
         chunk["page"] = int(row["page"])  # PDF chunks only: line numbers are within that page's text

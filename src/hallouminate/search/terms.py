@@ -36,6 +36,8 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "
 
 def stem(term: str) -> str:
     """A crude prefix stem ("configuring" -> "configur") for locating a term in text, not for ranking."""
+    if not term.endswith(_SUFFIXES):  # most words: one C call instead of ten
+        return term
     for suffix in _SUFFIXES:
         if term.endswith(suffix) and len(term) - len(suffix) >= 4:
             return term[: -len(suffix)]

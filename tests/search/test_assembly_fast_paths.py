@@ -1,0 +1,254 @@
+"""The assembly's fast paths, pinned to the plain versions they replaced (pure; property tests).
+
+``ground.assemble`` runs on the daemon's loop for every query, so its helpers avoid per-row Python steps:
+no regex compiled per query, ``in`` instead of a walk over matches, one flat pass instead of groups. Each
+must answer exactly what the plain version did (same snippets, same gate, same ranks), on any input: the
+plain versions live here as the reference.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hallouminate.search.fusion import TIE_TOLERANCE, tied_ranks
+from hallouminate.search.literal import TermMatcher
+from hallouminate.search.snippet import (
+    TermFinder,
+    _best_start,
+    _flatten,
+    _window,
+    _without_leading_headings,
+    make_snippet,
+)
+from hallouminate.search.terms import _SUFFIXES, stem
+
+# Text drawn from a small alphabet so that stems, word boundaries, headings and odd whitespace meet often:
+# "İ" lower-cases to two characters, "Σ" depends on its neighbours, "\xa0", "\u2028" and "\x1c" are
+# whitespace to str.split, "_" and digits are word characters.
+_CHARS = "abcgo _-#\n\t\r.`/İΣσ9\xa0\u2028\x1c"
+words = st.text(alphabet="abcgoİσ9_", min_size=1, max_size=6)
+# Texts are pieces of the query's own words among other characters, so that words are found at word
+# starts, inside other words, at ends and beside odd characters.
+WORDLIKE = ["go", "gob", "ago", "cab", "abc", "abcs", "config", "configuring", "b_b", "_go", "9go", "İgo"]
+texts = st.lists(st.one_of(st.sampled_from(WORDLIKE), st.text(alphabet=_CHARS, max_size=3)), max_size=30).map(
+    "".join
+)
+terms_lists = st.lists(st.one_of(st.sampled_from(WORDLIKE), words), min_size=1, max_size=5)
+EXAMPLES = settings(max_examples=300, deadline=None)
+
+
+# -- the plain versions ------------------------------------------------------------------------------
+def _plain_stem(term: str) -> str:
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
+            return term[: -len(suffix)]
+    return term
+
+
+def _plain_pattern(terms: list[str]) -> re.Pattern[str]:
+    order = sorted(range(len(terms)), key=lambda i: -len(stem(terms[i])))
+    alternatives = "|".join(f"(?P<t{i}>{re.escape(stem(terms[i]))})" for i in order)
+    return re.compile(r"(?<!\w)(?:" + alternatives + ")")
+
+
+def _plain_positions(lowered: str, terms: list[str]) -> list[tuple[int, int]]:
+    pattern = _plain_pattern(terms)
+    return [(m.start(), int(str(m.lastgroup)[1:])) for m in pattern.finditer(lowered)]
+
+
+def _plain_best_start(hits: list[tuple[int, int]], width: int) -> int:
+    lead = width // 5
+    best_key: tuple[int, int, int] | None = None
+    best_start = 0
+    for offset, _ in hits:
+        start = max(0, offset - lead)
+        inside = [t for o, t in hits if start <= o < start + width - 2]
+        key = (len(set(inside)), len(inside), -start)
+        if best_key is None or key > best_key:
+            best_key, best_start = key, start
+    return best_start
+
+
+def _plain_without_leading_headings(text: str) -> str:
+    heading = re.compile(r"^\s{0,3}#{1,6}(?:\s.*)?$")
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines) and (not lines[i].strip() or heading.match(lines[i])):
+        i += 1
+    rest = "\n".join(lines[i:])
+    return rest if rest.strip() else text
+
+
+def _plain_word_start(haystack: str, term_stem: str, start: int) -> int:
+    whole = len(term_stem) < 3
+    at = haystack.find(term_stem, start)
+    while at >= 0:
+        end = at + len(term_stem)
+        word_before = at > 0 and (haystack[at - 1].isalnum() or haystack[at - 1] == "_")
+        word_after = end < len(haystack) and (haystack[end].isalnum() or haystack[end] == "_")
+        if not word_before and not (whole and word_after):
+            return at
+        at = haystack.find(term_stem, at + 1)
+    return -1
+
+
+def _plain_found_in_rows(stems: list[str], rows: list[dict[str, Any]]) -> list[tuple[bool, ...]]:
+    """One sweep per stem over every row's haystack lower-cased together, as the gate first did."""
+    parts = ["\n".join((r.get("text") or "", " ".join(r.get("heading_path") or []), r["path"])) for r in rows]
+    joined = "\0".join(parts)
+    lowered = joined.lower()
+    if len(lowered) != len(joined):
+        parts = [part.lower() for part in parts]
+        lowered = "\0".join(parts)
+    starts: list[int] = []
+    offset = 0
+    for part in parts:
+        starts.append(offset)
+        offset += len(part) + 1
+    hits = [[False] * len(stems) for _ in parts]
+    for j, term_stem in enumerate(stems):
+        at = _plain_word_start(lowered, term_stem, 0)
+        while at >= 0:
+            row = bisect.bisect_right(starts, at) - 1
+            hits[row][j] = True
+            after = row + 1
+            at = _plain_word_start(lowered, term_stem, starts[after]) if after < len(starts) else -1
+    return [tuple(h) for h in hits]
+
+
+def _plain_tied_ranks(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    if not all("score" in row for row in rows):
+        return [(row["id"], rank) for rank, row in enumerate(rows, start=1)]
+    rows = sorted(rows, key=lambda row: -float(row["score"]))
+    groups: list[list[dict[str, Any]]] = []
+    for row in rows:
+        better, score = (float(groups[-1][-1]["score"]), float(row["score"])) if groups else (0.0, 0.0)
+        if groups and better - score <= TIE_TOLERANCE * max(1.0, abs(better), abs(score)):
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    out: list[tuple[str, int]] = []
+    for group in groups:
+        rank = len(out) + 1
+        out.extend((row["id"], rank) for row in sorted(group, key=lambda row: str(row["id"])))
+    return out
+
+
+# -- the fast paths agree ----------------------------------------------------------------------------
+@EXAMPLES
+@given(st.text(alphabet="abcdegilnorsty", max_size=14))
+def test_stem_matches_the_suffix_walk(term: str) -> None:
+    assert stem(term) == _plain_stem(term)
+
+
+@EXAMPLES
+@given(texts, terms_lists)
+def test_term_finder_finds_what_the_regex_found(text: str, terms: list[str]) -> None:
+    lowered = text.lower()
+    assert TermFinder(terms).positions(lowered) == _plain_positions(lowered, terms)
+
+
+def test_term_finder_on_prefixes_repeats_and_odd_stems() -> None:
+    lowered = "configs configuring config-b b_b gob go go- a-b a-bc ab-c"
+    for terms in (
+        ["configs", "configuring", "config"],  # one stem a prefix of another
+        ["tests", "tested", "test"],  # three terms, one stem
+        ["go", "gob", "b"],
+        ["a-b", "b-c", "a-bc"],  # not word characters: the regex's no-overlap rule applies
+    ):
+        assert TermFinder(terms).positions(lowered) == _plain_positions(lowered, terms)
+
+
+@EXAMPLES
+@given(
+    # Offsets dense against the width, so that hits fall on window edges often.
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 2)), max_size=10),
+    st.integers(1, 20),
+)
+def test_best_start_picks_the_window_the_scan_of_all_windows_picked(
+    raw: list[tuple[int, int]], width: int
+) -> None:
+    hits = sorted(dict(raw).items())  # offset order, one hit per offset, as positions gives them
+    if hits:
+        assert _best_start(hits, width) == _plain_best_start(hits, width)
+
+
+def test_best_start_when_the_last_hit_is_just_past_the_first_window() -> None:
+    # width 10: windows start 2 before a hit and hold 8 characters. The first window holds the two "t0"
+    # hits; the one from the second hit holds "t0" and the "t1" at the first window's edge: more terms.
+    hits = [(0, 0), (5, 0), (8, 1)]
+    assert _best_start(hits, 10) == _plain_best_start(hits, 10) == 3
+
+
+@EXAMPLES
+@given(texts)
+def test_flatten_and_heading_drop_match_split_and_join(text: str) -> None:
+    assert _flatten(text) == " ".join(text.split())
+    assert _without_leading_headings(text) == _plain_without_leading_headings(text)
+
+
+@EXAMPLES
+@given(texts, st.one_of(st.just([]), terms_lists), st.integers(16, 80))
+def test_snippets_match_the_regex_placed_ones(text: str, terms: list[str], width: int) -> None:
+    flat = " ".join(_plain_without_leading_headings(text).split())
+    expected = flat
+    if len(flat) > width:
+        hits = _plain_positions(flat.lower(), terms) if terms else []
+        expected = _window(flat, _plain_best_start(hits, width) if hits else 0, width)
+    assert make_snippet(text, terms, width) == expected
+    assert make_snippet(text, terms, width, TermFinder(terms)) == expected
+
+
+@EXAMPLES
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"text": st.one_of(st.none(), texts), "heading_path": st.lists(words, max_size=2), "path": words}
+        ),
+        max_size=8,
+    ),
+    terms_lists,
+)
+def test_gate_holds_what_the_joined_sweep_held(rows: list[dict[str, Any]], terms: list[str]) -> None:
+    matcher = TermMatcher(terms)
+    found = matcher.found_in_rows(rows)
+    assert found == _plain_found_in_rows(matcher.stems, rows)
+    _, counts = matcher.masks(rows)
+    assert counts == [sum(1 for row in found if row[j]) for j in range(len(matcher.stems))]
+    assert found == [matcher.found([r["text"] or "", " ".join(r["heading_path"]), r["path"]]) for r in rows]
+
+
+def _scored(scores: list[float]) -> list[dict[str, Any]]:
+    return [{"id": f"c{i % 7}-{i}", "score": s} for i, s in enumerate(scores)]
+
+
+_STEP = 2.0**-23
+scores = st.one_of(
+    st.sampled_from([0.0, -0.0, 0.5, 0.5 + _STEP, 0.5 - _STEP, 0.5 + 8 * _STEP, 12.0, 12.0 + 40 * _STEP]),
+    st.floats(-20, 20, allow_nan=False),
+    st.just(math.nan),
+    st.just(math.inf),
+)
+
+
+@EXAMPLES
+@given(st.lists(scores, max_size=12))
+def test_tied_ranks_match_the_grouping_pass(values: list[float]) -> None:
+    rows = _scored(values)
+    assert tied_ranks(rows) == _plain_tied_ranks(rows)
+
+
+def test_tied_ranks_keep_the_order_of_rows_without_scores_and_chain_near_ties() -> None:
+    rows = [{"id": "b"}, {"id": "a", "score": 1.0}]
+    assert tied_ranks(rows) == [("b", 1), ("a", 2)]
+    # Each within tolerance of the one before it: one group, listed by id.
+    chain = _scored([1.0, 1.0 - 3 * _STEP, 1.0 - 6 * _STEP, 1.0 - 9 * _STEP, 0.5])
+    assert tied_ranks(chain) == _plain_tied_ranks(chain)
+    assert [rank for _, rank in tied_ranks(chain)] == [1, 1, 1, 1, 5]
+    assert tied_ranks([]) == []
