@@ -93,6 +93,20 @@ def test_repo_layer_cannot_move_daemon_wide_settings(baseline: Path, tmp_path: P
     assert str(layer) in err.value.message and "[storage]" in err.value.message
 
 
+def test_repo_layer_indexing_is_reported_as_not_applied(baseline: Path, tmp_path: Path) -> None:
+    write(baseline, "[indexing]\nmax_file_bytes = 4096\n")
+    layer = repo_config(
+        tmp_path / "r", '[indexing]\nchunk_tokens = 64\nmax_file_bytes = 99\n[search]\nlimit = 20\n'
+    )
+    resolved = resolve(tmp_path / "r")
+    # Index runs use the baseline's values, and the resolved settings say so (no conflict either).
+    assert (resolved.settings.chunk_tokens, resolved.settings.max_file_bytes) == (128, 4096)
+    assert resolved.settings.limit == 20
+    assert "indexing.chunk_tokens" not in resolved.setting_sources
+    (warning,) = resolved.warnings
+    assert "chunk_tokens, max_file_bytes" in warning and str(layer) in warning and "baseline" in warning
+
+
 def test_baseline_sets_daemon_settings(baseline: Path, tmp_path: Path) -> None:
     write(
         baseline,

@@ -45,11 +45,11 @@ def merge(
     that clashes with what is already known (two clones of one project under the same name) is skipped
     with a warning rather than making the whole directory unusable.
     """
-    scalars = _merge_scalars(layers)
+    notes = list(warnings)
+    scalars = _merge_scalars([_without_repo_indexing(layer, notes) for layer in layers])
     lists = _Lists()
     for layer in layers:
         lists.add(layer)
-    notes = list(warnings)
     for layer in discovered:
         try:
             lists.try_add(layer)
@@ -70,6 +70,22 @@ def merge(
         discovered=tuple(layer.root for layer in used if layer.root is not None),
         warnings=tuple(notes),
     )
+
+
+def _without_repo_indexing(layer: Layer, notes: list[str]) -> Layer:
+    """A repo layer's ``[indexing]`` is not applied (the index of a corpus is shared by every request
+    that sees it, and by the watcher, which has none): drop it from the merge, so that `config show`
+    reports the values index runs use, and say so instead of ignoring it silently."""
+    ignored = sorted(key for key in layer.scalars if key.startswith("indexing."))
+    if layer.root is None or not ignored:
+        return layer
+    names = ", ".join(key.split(".", 1)[1] for key in ignored)
+    notes.append(
+        f"[indexing] {names} in {layer.file} is not applied: index runs use the baseline config's values; "
+        "set it there instead"
+    )
+    kept = {key: value for key, value in layer.scalars.items() if key not in ignored}
+    return Layer(layer.file, layer.root, kept, layer.corpora, layer.repositories)
 
 
 def wiki_corpus_name(repository: str) -> str:
