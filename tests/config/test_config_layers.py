@@ -96,7 +96,7 @@ def test_repo_layer_cannot_move_daemon_wide_settings(baseline: Path, tmp_path: P
 def test_repo_layer_indexing_is_reported_as_not_applied(baseline: Path, tmp_path: Path) -> None:
     write(baseline, "[indexing]\nmax_file_bytes = 4096\n")
     layer = repo_config(
-        tmp_path / "r", '[indexing]\nchunk_tokens = 64\nmax_file_bytes = 99\n[search]\nlimit = 20\n'
+        tmp_path / "r", "[indexing]\nchunk_tokens = 64\nmax_file_bytes = 99\n[search]\nlimit = 20\n"
     )
     resolved = resolve(tmp_path / "r")
     # Index runs use the baseline's values, and the resolved settings say so (no conflict either).
