@@ -170,3 +170,28 @@ async def test_kill_9_then_the_next_call_respawns(sandbox: Sandbox) -> None:
         assert (await conn.call("ping"))["pid"] != first
     finally:
         await conn.close()
+
+
+async def test_a_new_chunk_size_recuts_every_file_at_the_next_start(sandbox: Sandbox) -> None:
+    """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way: the daemon's
+    store records the size its chunks were cut to, and one cut otherwise is rebuilt."""
+    repo = sandbox.make_repo()
+
+    async def chunks() -> int:
+        conn = await connect_or_spawn(spawn=False)
+        try:
+            await conn.call("index", str(repo), {})
+            return int((await conn.call("corpus_stats", str(repo), {}))["total_chunks"])
+        finally:
+            await conn.close()
+
+    base = sandbox.config_file.read_text()
+    sandbox.write_config(base + "\n[indexing]\nchunk_tokens = 256\n")
+    sandbox.start_daemon()
+    large = await chunks()
+    assert await stop_daemon()
+    sandbox.write_config(base + "\n[indexing]\nchunk_tokens = 64\n")
+    sandbox.start_daemon()
+    small = await chunks()
+    # No file changed on disk, yet every page is cut again: far more, smaller chunks.
+    assert small > 1.5 * large

@@ -157,3 +157,21 @@ def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
         for t in readers:
             t.join()
     assert errors == []
+
+
+def test_a_table_cut_at_another_chunk_size_is_rebuilt(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    Store(db, DIM, chunk_tokens=128).replace_files("c", {"a.md": _rows("a.md", ["kept"])})
+    assert _texts(Store(db, DIM, chunk_tokens=128), "c", "a.md") == ["kept"]
+    # A tool that does not say how its chunks were cut takes the table as it is.
+    assert _texts(Store(db, DIM), "c", "a.md") == ["kept"]
+    # [indexing] chunk_tokens changed: every file must be cut again, so the derived table is rebuilt.
+    rebuilt = Store(db, DIM, chunk_tokens=64)
+    assert rebuilt.count_rows() == 0 and rebuilt.file_states("c") == {}
+    rebuilt.replace_files("c", {"a.md": _rows("a.md", ["recut"])})
+    assert _texts(Store(db, DIM, chunk_tokens=64), "c", "a.md") == ["recut"]
+
+
+def test_a_table_from_before_chunk_sizes_were_recorded_is_kept(tmp_path: Path) -> None:
+    Store(tmp_path / "db", DIM).replace_files("c", {"a.md": _rows("a.md", ["old"])})
+    assert _texts(Store(tmp_path / "db", DIM, chunk_tokens=128), "c", "a.md") == ["old"]

@@ -86,12 +86,11 @@ class Runtime:
                 return
             from hallouminate.embedding import Embedder
             from hallouminate.indexing import Indexer
-            from hallouminate.storage import Store
             from hallouminate.storage.reader import AsyncReader
 
             started = time.perf_counter()
             embedder = Embedder(self.settings.model_cache_dir, self.settings.model_name)
-            store = Store(self.settings.store_dir, embedder.dim, model_name=self.settings.model_name)
+            store = self._open_store(embedder)
             self._embedder, self._store = embedder, store
             self._reader = AsyncReader(store)
             self._indexer = Indexer(store, embedder, self.settings)
@@ -214,14 +213,26 @@ class Runtime:
                 log.warning("the store %s was removed; rebuilding it", self.settings.store_dir)
                 await asyncio.to_thread(self._reopen_store)
 
+    def _open_store(self, embedder: Embedder) -> Store:
+        from hallouminate.storage import Store
+
+        # The budget the indexer cuts chunks to (the model reads no more): recorded with the table, so a
+        # change of [indexing] chunk_tokens rebuilds it instead of leaving unchanged files cut the old way.
+        chunk_tokens = min(self.settings.chunk_tokens, int(getattr(embedder, "max_tokens", 10**9)))
+        return Store(
+            self.settings.store_dir,
+            embedder.dim,
+            model_name=self.settings.model_name,
+            chunk_tokens=chunk_tokens,
+        )
+
     def _reopen_store(self) -> None:
         from hallouminate.indexing import Indexer
-        from hallouminate.storage import Store
         from hallouminate.storage.reader import AsyncReader
 
         with self._load_lock:
             assert self._embedder is not None
-            store = Store(self.settings.store_dir, self._embedder.dim, model_name=self.settings.model_name)
+            store = self._open_store(self._embedder)
             self._store, self._reader = store, AsyncReader(store)
             self._indexer = Indexer(store, self._embedder, self.settings)
             # Every corpus must be compared with the (now empty) store again before it is searched.

@@ -16,6 +16,8 @@ TABLE = "chunks"
 SCHEMA_VERSION = "4"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
+# The token budget chunks were cut to: a table cut at another size is rebuilt, like one of another model.
+META_CHUNK_TOKENS = b"hallouminate.chunk_tokens"
 
 # Columns returned by searches: everything but the vector.
 RESULT_COLUMNS = [
@@ -55,10 +57,12 @@ ROW_KEYS = (
 OPTIONAL_KEYS = ("page", "keywords", "fields")
 
 
-def chunk_schema(dim: int, model_name: str | None) -> pa.Schema:
+def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = None) -> pa.Schema:
     meta = {META_VERSION: SCHEMA_VERSION.encode()}
     if model_name:
         meta[META_MODEL] = model_name.encode()
+    if chunk_tokens:
+        meta[META_CHUNK_TOKENS] = str(chunk_tokens).encode()
     return pa.schema(
         [
             pa.field("id", pa.string(), nullable=False),

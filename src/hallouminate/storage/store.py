@@ -30,6 +30,7 @@ from hallouminate.errors import Internal
 from hallouminate.storage import sql
 from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
+    META_CHUNK_TOKENS,
     META_MODEL,
     META_VERSION,
     RESULT_COLUMNS,
@@ -93,15 +94,20 @@ class FileState:
 
 
 class Store:
-    def __init__(self, path: Path, dim: int, *, model_name: str | None = None) -> None:
+    def __init__(
+        self, path: Path, dim: int, *, model_name: str | None = None, chunk_tokens: int | None = None
+    ) -> None:
+        """``model_name`` and ``chunk_tokens`` (the budget chunks are cut to), when given, are recorded
+        in a new table and checked against an existing one: a table made otherwise is rebuilt."""
         # The Rust core logs deprecation WARNs on stderr for every projection without _distance.
         os.environ.setdefault("LANCEDB_LOG", "error")
         import lancedb
 
         self.path = path
         self.dim = dim
-        self._schema = chunk_schema(dim, model_name)
+        self._schema = chunk_schema(dim, model_name, chunk_tokens)
         self._model_name = model_name
+        self._chunk_tokens = chunk_tokens
         self._write_lock = threading.Lock()
         self._commits_since_optimize = 0
         # Bumped after every commit, so readers on other handles know to move to the latest version.
@@ -152,6 +158,13 @@ class Store:
         stored_model = meta.get(META_MODEL, b"").decode()
         if self._model_name and stored_model and stored_model != self._model_name:
             return f"vectors were made by {stored_model}, the configured model is {self._model_name}"
+        stored_tokens = meta.get(META_CHUNK_TOKENS, b"").decode()
+        # A table written before this was recorded (or by a tool that does not say) is taken as is.
+        if self._chunk_tokens and stored_tokens and stored_tokens != str(self._chunk_tokens):
+            return (
+                f"its chunks were cut at {stored_tokens} tokens, [indexing] chunk_tokens now gives "
+                f"{self._chunk_tokens}"
+            )
         return None
 
     # -- writes --------------------------------------------------------------------------------------
