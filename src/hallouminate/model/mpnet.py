@@ -138,8 +138,8 @@ def describe(cache_dir: Path) -> tuple[bool, str]:
     lines = [
         f"{MPNET_NAME}: installed ({MPNET_DIM}-d, max {MPNET_MAX_TOKENS} tokens)",
         f"  directory: {target}",
-        f"  source:    {', '.join(manifest['sources'])} (wheel, zip and file sha256 verified)",
-        f"  installed: {manifest['installed_at']}",
+        f"  source:    {', '.join(manifest.get('sources', []))} (wheel, zip and file sha256 verified)",
+        f"  installed: {manifest.get('installed_at', 'unknown')}",
         "  files:",
     ]
     lines.extend(f"    {name:<23}  sha256 {manifest['files'][name]['sha256']}" for name in INSTALLED_FILES)
