@@ -218,7 +218,7 @@ class Runtime:
 
         # The budget the indexer cuts chunks to (the model reads no more): recorded with the table, so a
         # change of [indexing] chunk_tokens rebuilds it instead of leaving unchanged files cut the old way.
-        chunk_tokens = min(self.settings.chunk_tokens, int(getattr(embedder, "max_tokens", 10**9)))
+        chunk_tokens = min(self.settings.chunk_tokens, embedder.max_tokens)
         return Store(
             self.settings.store_dir,
             embedder.dim,

@@ -34,8 +34,12 @@ class Embedder:
         os.environ["HF_HUB_OFFLINE"] = "1"
         from fastembed import TextEmbedding
 
+        from hallouminate.model.mpnet import MPNET_NAME
+
+        # `model install` acts on the configured model, the one the daemon loads.
+        fix = "hallouminate model install --force"
         try:
-            if model_name == _mpnet_name():
+            if model_name == MPNET_NAME:
                 self._model: Any = _load_mpnet(snapshot, threads)
             else:
                 self._model = TextEmbedding(
@@ -48,12 +52,8 @@ class Embedder:
             # "installed" and do nothing: only --force rebuilds damaged files of the right size.
             raise Internal(
                 f"could not load the embedding model {model_name!r} from {cache_dir}: {exc}. The model "
-                "files are damaged: run `hallouminate model install --force`.",
-                {
-                    "model": model_name,
-                    "cache_dir": str(cache_dir),
-                    "fix": "hallouminate model install --force",
-                },
+                f"files are damaged: run `{fix}`.",
+                {"model": model_name, "cache_dir": str(cache_dir), "fix": fix},
             ) from exc
         model_dir = snapshot or Path(self._model.model._model_dir)
         self._tokenizer = _load_tokenizer(model_dir)
@@ -96,12 +96,6 @@ def _check_installed(cache_dir: Path, model_name: str) -> tuple[Path | None, int
     if model_name != model.MODEL_NAME:
         return None, None
     return model.require_installed(cache_dir), model.MAX_TOKENS
-
-
-def _mpnet_name() -> str:
-    from hallouminate.model.mpnet import MPNET_NAME
-
-    return MPNET_NAME
 
 
 def _load_mpnet(directory: Path | None, threads: int | None) -> Any:

