@@ -152,6 +152,19 @@ def commit_snapshot(staged: Path, cache_dir: Path, scratch: Path) -> Path:
     being replaced is moved there first, and moved back if the new one cannot be renamed into place.
     """
     target = snapshot_dir(cache_dir)
+    replace_dir(staged, target, scratch)
+    write_text_atomic(refs_main(cache_dir), REVISION)
+    # Snapshots an older hallouminate built under another revision are ours to remove; any other
+    # snapshot (fastembed's own download on a connected machine) is left alone.
+    for other in target.parent.iterdir():
+        if other.name.startswith(REVISION_PREFIX) and other.name != REVISION:
+            shutil.rmtree(other, ignore_errors=True)
+    return target
+
+
+def replace_dir(staged: Path, target: Path, scratch: Path) -> None:
+    """Rename ``staged`` to ``target``. A directory already there is moved into ``scratch`` (which the
+    caller deletes) first, and moved back if the rename fails."""
     target.parent.mkdir(parents=True, exist_ok=True)
     previous = scratch / "previous-snapshot"
     had_previous = target.exists() or target.is_symlink()
@@ -160,17 +173,10 @@ def commit_snapshot(staged: Path, cache_dir: Path, scratch: Path) -> Path:
     try:
         os.rename(staged, target)
     except BaseException:
-        # Even on Ctrl-C: the caller deletes `scratch`, and the previous snapshot with it.
+        # Even on Ctrl-C: the caller deletes `scratch`, and the previous directory with it.
         if had_previous:
             os.rename(previous, target)
         raise
-    write_text_atomic(refs_main(cache_dir), REVISION)
-    # Snapshots an older hallouminate built under another revision are ours to remove; any other
-    # snapshot (fastembed's own download on a connected machine) is left alone.
-    for other in target.parent.iterdir():
-        if other.name.startswith(REVISION_PREFIX) and other.name != REVISION:
-            shutil.rmtree(other, ignore_errors=True)
-    return target
 
 
 def staging_dirs(cache_dir: Path) -> list[Path]:

@@ -176,7 +176,7 @@ def install(
             stage.mkdir()
             try:
                 built = _build(stage, wheel_dir, say, sources)
-                _publish(built, install_dir(cache_dir), stage)
+                layout.replace_dir(built, install_dir(cache_dir), stage)
             finally:
                 shutil.rmtree(stage, ignore_errors=True)
     except OSError as exc:
@@ -302,17 +302,3 @@ def _extract(joined: Path, dest: Path, expected: Mapping[str, str]) -> dict[str,
     except zipfile.BadZipFile as exc:
         raise ModelInstallError(f"The joined archive is not a valid zip: {exc}.") from exc
     return hashes
-
-
-def _publish(built: Path, target: Path, stage: Path) -> None:
-    """Rename the finished directory into place; a previous install is restored if that fails."""
-    previous = stage / "previous"
-    had_previous = target.exists()
-    if had_previous:
-        os.rename(target, previous)
-    try:
-        os.rename(built, target)
-    except BaseException:
-        if had_previous:
-            os.rename(previous, target)
-        raise
