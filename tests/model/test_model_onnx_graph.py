@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 import pytest
+from model_numpy_reference import Reference, padding_bias
 from model_tiny_bert import TinyModel, build_tiny_model
 
 from hallouminate.model.onnx_graph import (
@@ -21,59 +21,31 @@ from hallouminate.model.onnx_graph import (
     build_onnx_from_safetensors,
 )
 
-_erf = np.vectorize(math.erf)
-
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> TinyModel:
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
-
-
 def reference_bert(
     cfg: dict[str, Any], w: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray, types: np.ndarray
 ) -> np.ndarray:
     """BertModel's last_hidden_state, written out in float64 numpy."""
-    w = {k: v.astype(np.float64) for k, v in w.items()}
-    eps = cfg["layer_norm_eps"]
-    batch, seq = ids.shape
-    hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    dim = hidden // heads
-
-    def linear(x: np.ndarray, name: str) -> np.ndarray:
-        return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
-
-    def ln(x: np.ndarray, name: str) -> np.ndarray:
-        return _layer_norm(x, w[f"{name}.weight"], w[f"{name}.bias"], eps)
-
+    ref = Reference(cfg, w)
     x = (
-        w["embeddings.word_embeddings.weight"][ids]
-        + w["embeddings.token_type_embeddings.weight"][types]
-        + w["embeddings.position_embeddings.weight"][:seq]
+        ref.w["embeddings.word_embeddings.weight"][ids]
+        + ref.w["embeddings.token_type_embeddings.weight"][types]
+        + ref.w["embeddings.position_embeddings.weight"][: ids.shape[1]]
     )
-    x = ln(x, "embeddings.LayerNorm")
-    bias = (1.0 - mask[:, None, None, :]) * -1e9
-    for n in range(cfg["num_hidden_layers"]):
-        p = f"encoder.layer.{n}."
-
-        def split(t: np.ndarray) -> np.ndarray:
-            return t.reshape(batch, seq, heads, dim).transpose(0, 2, 1, 3)
-
-        q, k, v = (split(linear(x, f"{p}attention.self.{part}")) for part in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dim) + bias
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
-        x = ln(linear(context, f"{p}attention.output.dense") + x, f"{p}attention.output.LayerNorm")
-        inner = linear(x, f"{p}intermediate.dense")
-        gelu = 0.5 * inner * (1.0 + _erf(inner / math.sqrt(2.0)))
-        x = ln(linear(gelu, f"{p}output.dense") + x, f"{p}output.LayerNorm")
-    return x
+    x = ref.norm(x, "embeddings.LayerNorm")
+    names = (
+        "attention.self.query",
+        "attention.self.key",
+        "attention.self.value",
+        "attention.output.dense",
+        "attention.output.LayerNorm",
+    )
+    return ref.layers(x, padding_bias(mask), names)
 
 
 def _session(cfg: dict[str, Any], weights: dict[str, np.ndarray]) -> ort.InferenceSession:

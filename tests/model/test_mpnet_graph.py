@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
+from model_numpy_reference import Reference, padding_bias
 from model_tiny_mpnet import tiny_mpnet_weights
 from safetensors.numpy import save_file
 
@@ -35,8 +36,6 @@ TINY_CONFIG: dict[str, Any] = {
 }
 PAD = TINY_CONFIG["pad_token_id"]
 
-_erf = np.vectorize(math.erf)
-
 
 def reference_bucket(relative_position: np.ndarray, num_buckets: int, max_distance: int = 128) -> np.ndarray:
     """transformers' MPNetEncoder.relative_position_bucket, transcribed independently of the module."""
@@ -54,51 +53,29 @@ def reference_bucket(relative_position: np.ndarray, num_buckets: int, max_distan
     return ret + np.where(is_small, n, val_if_large)
 
 
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
-
-
 def reference_mpnet(
     cfg: dict[str, Any], w: dict[str, np.ndarray], ids: np.ndarray, mask: np.ndarray
 ) -> np.ndarray:
     """MPNetModel's last_hidden_state, written out in float64 numpy."""
-    w = {k: v.astype(np.float64) for k, v in w.items()}
-    eps = cfg["layer_norm_eps"]
-    batch, seq = ids.shape
-    hidden, heads = cfg["hidden_size"], cfg["num_attention_heads"]
-    dim = hidden // heads
-
-    def linear(x: np.ndarray, name: str) -> np.ndarray:
-        return x @ w[f"{name}.weight"].T + w[f"{name}.bias"]
-
-    def ln(x: np.ndarray, name: str) -> np.ndarray:
-        return _layer_norm(x, w[f"{name}.weight"], w[f"{name}.bias"], eps)
-
+    ref = Reference(cfg, w)
+    seq = ids.shape[1]
     positions = np.cumsum(mask, axis=1) * mask + cfg["pad_token_id"]
-    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][positions]
-    x = ln(x, "embeddings.LayerNorm")
+    x = (
+        ref.w["embeddings.word_embeddings.weight"][ids]
+        + ref.w["embeddings.position_embeddings.weight"][positions]
+    )
+    x = ref.norm(x, "embeddings.LayerNorm")
     relative = np.arange(seq)[None, :] - np.arange(seq)[:, None]  # [query, key] = key - query
     buckets = reference_bucket(relative, cfg["relative_attention_num_buckets"])
-    position_bias = w["encoder.relative_attention_bias.weight"][buckets].transpose(2, 0, 1)[None]
-    mask_bias = (1.0 - mask[:, None, None, :]) * -1e9
-    for n in range(cfg["num_hidden_layers"]):
-        p = f"encoder.layer.{n}."
-
-        def split(t: np.ndarray) -> np.ndarray:
-            return t.reshape(batch, seq, heads, dim).transpose(0, 2, 1, 3)
-
-        q, k, v = (split(linear(x, f"{p}attention.attn.{part}")) for part in ("q", "k", "v"))
-        scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(dim) + position_bias + mask_bias
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
-        x = ln(linear(context, f"{p}attention.attn.o") + x, f"{p}attention.LayerNorm")
-        inner = linear(x, f"{p}intermediate.dense")
-        gelu = 0.5 * inner * (1.0 + _erf(inner / math.sqrt(2.0)))
-        x = ln(linear(gelu, f"{p}output.dense") + x, f"{p}output.LayerNorm")
-    return x
+    position_bias = ref.w["encoder.relative_attention_bias.weight"][buckets].transpose(2, 0, 1)[None]
+    names = (
+        "attention.attn.q",
+        "attention.attn.k",
+        "attention.attn.v",
+        "attention.attn.o",
+        "attention.LayerNorm",
+    )
+    return ref.layers(x, position_bias + padding_bias(mask), names)
 
 
 @pytest.fixture(scope="module")

