@@ -11,7 +11,7 @@ Import it from any test module (``tests/`` is on ``sys.path``, like ``conftest``
   symlinked directory, links pointing outside, a dangling link, a directory, a FIFO, a file used as a
   directory);
 - ``SWAPS``: a symlink swapped in between the tool's check and its write (needs the daemon's pause
-  fault point, see ``hallouminate.wiki.faults``).
+  fault point, see ``hallouminate.testing_hooks.write_fault_point``).
 
 ``problem`` is the ``data.problem`` the refusal must carry (None: only the -32602 code is checked, e.g.
 when the JSON schema refuses first).
@@ -132,7 +132,7 @@ class Swap:
     label: str
     tool: str  # "add_markdown" (with `overwrite`) or "delete_markdown"
     path: str
-    point: str  # a fault point of hallouminate.wiki.faults
+    point: str  # a fault point of hallouminate.testing_hooks.write_fault_point
     overwrite: bool
     prepare: Callable[[Path, Path], None]
     swap: Callable[[Path, Path], None]

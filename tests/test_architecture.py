@@ -58,3 +58,12 @@ def test_the_running_shim_loads_neither_lancedb_nor_fastembed() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_only_the_testing_hooks_module_reads_the_test_variables() -> None:
+    hooks = PACKAGE / "testing_hooks.py"
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path != hooks:
+            text = path.read_text()
+            assert "HALLOUMINATE_TEST_" not in text, f"{path.relative_to(PACKAGE)} reads a test hook itself"
+    assert "HALLOUMINATE_TEST_" in hooks.read_text()

@@ -1,6 +1,6 @@
 """One private world per test module for the write tools: XDG dirs, repositories, one daemon shared by the
 module's tests (each test opens its own MCP session on it), and the daemon's write fault points armed
-through files (``hallouminate.wiki.faults``).
+through files (``hallouminate.testing_hooks.write_fault_point``).
 """
 
 from __future__ import annotations

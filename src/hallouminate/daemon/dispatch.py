@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from hallouminate import testing_hooks
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_response, parse_request
 from hallouminate.protocol.cwd import canonical_cwd
@@ -73,8 +74,7 @@ class Dispatcher:
 
     # -- operations --------------------------------------------------------------------------------
     async def ping(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        # A test hook: lets the suite impersonate a daemon of another version.
-        version = os.environ.get("HALLOUMINATE_TEST_FAKE_VERSION") or self.runtime.version
+        version = testing_hooks.fake_daemon_version() or self.runtime.version
         return {"version": version, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
 
     async def status(self, request: Request, emit: Emit | None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hallouminate import xdg
+from hallouminate import testing_hooks, xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
@@ -40,7 +40,7 @@ MAX_IN_FLIGHT_PER_CONNECTION = 32
 DRAIN_TIMEOUT = 60.0
 # A frame begun must be finished within this time: a half-sent frame would otherwise pin a connection
 # slot (and its buffer) forever.
-FRAME_STALL_SECS = float(os.environ.get("HALLOUMINATE_TEST_FRAME_STALL_SECS", "10"))
+FRAME_STALL_SECS = 10.0
 _PEERCRED = struct.Struct("3i")
 
 
@@ -155,7 +155,9 @@ class DaemonServer:
             # Backpressure, not an error: the next frame waits in the socket until a slot frees up.
             await slots.acquire()
             try:
-                body = await read_frame(reader, stall_timeout=FRAME_STALL_SECS)
+                body = await read_frame(
+                    reader, stall_timeout=testing_hooks.frame_stall_secs(FRAME_STALL_SECS)
+                )
             except (FrameTooLarge, FrameStalled) as exc:
                 # The body was not read, so the stream cannot be resynchronised: answer, then hang up.
                 await self._send(writer, write_lock, error_response(None, exc))

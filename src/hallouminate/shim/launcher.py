@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hallouminate import __version__, xdg
+from hallouminate import __version__, testing_hooks, xdg
 
 HOST_PROTOCOL = 1
 MAX_HELLO = 1 << 20
@@ -43,7 +43,7 @@ def fingerprint() -> str:
                 count += 1
                 with contextlib.suppress(OSError):
                     newest = max(newest, os.stat(os.path.join(dirpath, name)).st_mtime_ns)
-    test_salt = os.environ.get("HALLOUMINATE_TEST_SHIM_FINGERPRINT", "")
+    test_salt = testing_hooks.shim_fingerprint_salt()
     return f"{__version__}|{sys.executable}|{_SOURCE_ROOT}|{count}|{newest}|{test_salt}"
 
 

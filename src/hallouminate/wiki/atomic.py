@@ -28,9 +28,9 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from hallouminate import testing_hooks
 from hallouminate.errors import InvalidParams
 from hallouminate.sandbox import PathMissing
-from hallouminate.wiki.faults import fault_point
 from hallouminate.wiki.journal import Journal, new_temp_name, sweep_dir_fd
 from hallouminate.wiki.paths import refuse
 
@@ -191,7 +191,7 @@ def create(chain: DirChain, depth: int, name: str, data: bytes, journal: Journal
                 raise
             _reserve(chain, depth, name, path)  # no hard links on this filesystem
             os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        fault_point("after-publish")
+        testing_hooks.write_fault_point("after-publish")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp, dir_fd=dir_fd)
         os.fsync(dir_fd)
@@ -206,7 +206,7 @@ def replace(
         chain.verify(depth)
         _check_same(chain, depth, name, expected, path)
         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        fault_point("after-publish")
+        testing_hooks.write_fault_point("after-publish")
         os.fsync(dir_fd)
 
 
@@ -232,7 +232,7 @@ def remove(
             raise refuse(
                 path, "it was replaced by another file during the call; nothing was deleted", "changed"
             )
-        fault_point("after-publish")
+        testing_hooks.write_fault_point("after-publish")
         os.unlink(temp, dir_fd=dir_fd)
         os.fsync(dir_fd)
     finally:
@@ -254,14 +254,14 @@ def _staged(chain: DirChain, depth: int, data: bytes, mode: int | None, journal:
         try:
             half = len(data) // 2
             _write_all(fd, data[:half])
-            fault_point("temp-half-written")
+            testing_hooks.write_fault_point("temp-half-written")
             _write_all(fd, data[half:])
             if mode is not None:
                 os.fchmod(fd, mode)
             os.fsync(fd)
         finally:
             os.close(fd)
-        fault_point("after-fsync")
+        testing_hooks.write_fault_point("after-fsync")
         yield temp
     finally:
         with contextlib.suppress(FileNotFoundError):

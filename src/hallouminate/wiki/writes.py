@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallouminate import testing_hooks
 from hallouminate.browse.read import READ_MAX_BYTES
 from hallouminate.browse.read import _miss as read_miss  # the read tools' "nearest directory" message
 from hallouminate.config import CorpusSpec
@@ -21,7 +22,6 @@ from hallouminate.indexing.walker import matches, walk_corpus
 from hallouminate.sandbox import PathMissing, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
-from hallouminate.wiki.faults import fault_point
 from hallouminate.wiki.index_lists import (
     INDEX_NAME,
     Entry,
@@ -70,7 +70,7 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
     root = write_root(spec, "add_markdown")
     segments = check_write_path(spec, root, path)
     data = _encode(content, path) if edit is None else b""
-    fault_point("after-check")
+    testing_hooks.write_fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
         chain = atomic.DirChain(root, path, segments[:-1], create=edit is None)
@@ -121,7 +121,7 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
 def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
     root = write_root(spec, "delete_markdown")
     segments = check_write_path(spec, root, path)
-    fault_point("after-check")
+    testing_hooks.write_fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
         chain = atomic.DirChain(root, path, segments[:-1], create=False)

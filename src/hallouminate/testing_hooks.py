@@ -1,0 +1,93 @@
+"""Test-only hooks: every way the test suite reaches inside a running hallouminate, and nothing else.
+
+Each hook is one function here, and this module is the only place that reads their environment variables.
+Production code calls the function; with the variable unset (always, outside the test suite) it gets the
+normal behaviour. None of these is configuration: they are not for users and change with the tests.
+
+- ``HALLOUMINATE_TEST_FAKE_VERSION`` (``fake_daemon_version``): ``ping`` claims this version, so a test
+  can start a daemon of "another version" for a client to replace;
+- ``HALLOUMINATE_TEST_FRAME_STALL_SECS`` (``frame_stall_secs``): a shorter limit for finishing a frame
+  begun (stalled-client tests);
+- ``HALLOUMINATE_TEST_SHIM_FINGERPRINT`` (``shim_fingerprint_salt``): a warm shim host that looks built
+  from other code (host replacement tests);
+- ``HALLOUMINATE_TEST_WRITE_FAULTS`` (``write_fault_point``): kills and pauses at points inside a wiki
+  write (crash-safety and race tests).
+
+Standard library only: the shim's launcher imports it and must start in a few tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+FAKE_VERSION = "HALLOUMINATE_TEST_FAKE_VERSION"
+FRAME_STALL_SECS = "HALLOUMINATE_TEST_FRAME_STALL_SECS"
+SHIM_FINGERPRINT = "HALLOUMINATE_TEST_SHIM_FINGERPRINT"
+WRITE_FAULTS = "HALLOUMINATE_TEST_WRITE_FAULTS"
+
+# Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
+# "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
+# synced, not yet published; "after-publish": renamed (or linked) into place, directory not yet synced.
+WRITE_FAULT_POINTS = ("after-check", "temp-half-written", "after-fsync", "after-publish")
+PAUSE_LIMIT_SECS = 30.0
+
+
+def _read(variable: str) -> str:
+    """The one read of the environment for every hook: at call time, since the warm shim host replaces
+    its environment with each launcher's."""
+    return os.environ.get(variable, "")
+
+
+def fake_daemon_version() -> str | None:
+    """The version ``ping`` should claim instead of the real one, or None."""
+    return _read(FAKE_VERSION) or None
+
+
+def frame_stall_secs(default: float) -> float:
+    """How long a frame begun may take to finish (``default`` unless the suite shortens it)."""
+    value = _read(FRAME_STALL_SECS)
+    return float(value) if value else default
+
+
+def shim_fingerprint_salt() -> str:
+    """Extra text in the warm shim host's fingerprint ("" unless the suite fakes another build)."""
+    return _read(SHIM_FINGERPRINT)
+
+
+def write_fault_point(point: str) -> None:
+    """Fire the fault the suite armed for ``point`` of a wiki write, if any; otherwise do nothing.
+
+    ``HALLOUMINATE_TEST_WRITE_FAULTS=<dir>`` turns the points on. At a point ``P`` the write looks in
+    ``<dir>``:
+
+    - ``P.kill`` exists: it is removed and the daemon SIGKILLs itself (crash-safety tests);
+    - ``P.pause`` exists: it is removed, ``P.reached`` is created, and the write waits until ``P.go``
+      appears (then removes it), so a test can swap a symlink in at exactly that moment (race tests).
+
+    Files rather than values of the variable, so one daemon serves every case of a test module and each
+    fault fires once.
+    """
+    base = _read(WRITE_FAULTS)
+    if not base:
+        return
+    directory = Path(base)
+    if _take(directory / f"{point}.kill"):
+        os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(10)  # never reached: SIGKILL is not deferred, but do not carry on writing meanwhile
+    if _take(directory / f"{point}.pause"):
+        (directory / f"{point}.reached").touch()
+        go = directory / f"{point}.go"
+        deadline = time.monotonic() + PAUSE_LIMIT_SECS
+        while not _take(go) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+
+def _take(marker: Path) -> bool:
+    try:
+        marker.unlink()
+    except FileNotFoundError:
+        return False
+    return True
