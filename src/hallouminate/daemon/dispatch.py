@@ -6,7 +6,8 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hallouminate import testing_hooks
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
@@ -18,7 +19,6 @@ from hallouminate.protocol.validation import validate_args
 
 if TYPE_CHECKING:
     from hallouminate.daemon.runtime import Runtime
-    from hallouminate.daemon.server import DaemonServer
 
 log = logging.getLogger("hallouminate.daemon")
 
@@ -26,8 +26,32 @@ Emit = Callable[[str, dict[str, Any]], None]
 Handler = Callable[[Request, Emit | None], Awaitable[Any]]
 
 
+class Server(Protocol):
+    """What the dispatcher needs of the socket server (``daemon/server.py``'s ``DaemonServer``).
+
+    Declared here so that the dispatcher does not import the server, which imports the dispatcher.
+    """
+
+    @property
+    def socket_path(self) -> Path: ...
+
+    @property
+    def started(self) -> float: ...
+
+    @property
+    def connections(self) -> int: ...
+
+    @property
+    def in_flight_count(self) -> int: ...
+
+    @property
+    def idle_exit_secs(self) -> float: ...
+
+    def request_stop(self, reason: str) -> None: ...
+
+
 class Dispatcher:
-    def __init__(self, runtime: Runtime, server: DaemonServer) -> None:
+    def __init__(self, runtime: Runtime, server: Server) -> None:
         self.runtime = runtime
         self.server = server
         self.ops: dict[str, Handler] = {
@@ -81,10 +105,10 @@ class Dispatcher:
         status = self.runtime.status()
         status.update(
             {
-                "socket": str(self.server.guard.path),
+                "socket": str(self.server.socket_path),
                 "uptime_secs": round(time.time() - self.server.started, 3),
                 "connections": self.server.connections,
-                "in_flight": len(self.server.in_flight),
+                "in_flight": self.server.in_flight_count,
                 "idle_exit_secs": self.server.idle_exit_secs,
             }
         )

@@ -53,7 +53,7 @@ def peer_uid(writer: asyncio.StreamWriter) -> int | None:
     except OSError:
         return None
     _pid, uid, _gid = _PEERCRED.unpack(raw)
-    return uid
+    return int(uid)
 
 
 class DaemonServer:
@@ -68,6 +68,14 @@ class DaemonServer:
         self._stop = asyncio.Event()
         self._idle_handle: asyncio.TimerHandle | None = None
         self._server: asyncio.base_events.Server | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        return self.guard.path
+
+    @property
+    def in_flight_count(self) -> int:
+        return len(self.in_flight)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
