@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 from conftest import write
 from hallouminate.config import resolve
-from hallouminate.config.cache import MAX_AGE_SECS, ResolveCache
+from hallouminate.config.cache import (
+    DISCOVERY_MAX_AGE_SECS,
+    MAX_AGE_SECS,
+    MAX_WATCHED_ENTRIES,
+    ResolveCache,
+)
+from hallouminate.config.discover import ScanObserver
 from hallouminate.config.types import Resolved
+from hallouminate.daemon.dirwatch import DirectoryWatch
 
 
 class CountingResolver:
     def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, cwd: Path) -> Resolved:
+    def __call__(self, cwd: Path, observer: ScanObserver | None = None) -> Resolved:
         self.calls += 1
-        return resolve(cwd)
+        return resolve(cwd, observer)
 
 
 class Clock:
@@ -90,3 +99,143 @@ def test_requests_from_above_every_repository_are_not_cached(baseline: Path, tmp
     assert "repo:proj:wiki" in cache.resolve(above).corpora  # discovered by scanning below
     cache.resolve(above)
     assert resolver.calls == 2
+
+
+# -- answers from a discovery scan, cached under a real inotify watch ------------------------------------------
+def make_above(tmp_path: Path) -> Path:
+    """A directory above two repositories, with enough plain directories that a scan reads a few dozen."""
+    work = tmp_path / "work"
+    for name in ("one", "two"):
+        write(
+            work / "group" / name / ".hallouminate" / "config.toml",
+            f'[[repository]]\nname = "{name}"\npath = "."\n',
+        )
+    for i in range(30):
+        (work / "plain" / f"d{i}").mkdir(parents=True)
+    return work
+
+
+def watched_cache(resolver: CountingResolver, clock: Clock | None = None) -> ResolveCache:
+    return ResolveCache(resolver, clock or Clock(), watch_factory=DirectoryWatch)
+
+
+def test_a_discovery_is_cached_while_nothing_that_could_change_it_changes(
+    baseline: Path, tmp_path: Path
+) -> None:
+    work = make_above(tmp_path)
+    resolver = CountingResolver()
+    cache = watched_cache(resolver)
+    first = cache.resolve(work)
+    assert sorted(first.repositories) == ["one", "two"]
+    assert cache.resolve(work) is first
+    # Files come and go in the directories scanned (code being edited): none can change the answer.
+    write(work / "plain" / "d3" / "notes.txt", "draft\n")
+    (work / "plain" / "d3" / "notes.txt").unlink()
+    write(work / "group" / "one" / "README.md", "# one\n")
+    assert cache.resolve(work) is first
+    assert resolver.calls == 1
+    assert cache.discoveries == 1
+    cache.close()
+
+
+def test_a_repository_created_below_is_found_by_the_next_request(baseline: Path, tmp_path: Path) -> None:
+    work = make_above(tmp_path)
+    resolver = CountingResolver()
+    cache = watched_cache(resolver)
+    assert "three" not in cache.resolve(work).repositories
+    write(
+        work / "plain" / "d7" / "three" / ".hallouminate" / "config.toml",
+        '[[repository]]\nname = "three"\npath = "."\n',
+    )
+    assert (
+        "three" in cache.resolve(work).repositories
+    )  # no wait: inotify queued the event before mkdir returned
+    # Removed again (a rename away counts too).
+    (work / "plain" / "d7" / "three").rename(tmp_path / "three-moved")
+    assert "three" not in cache.resolve(work).repositories
+    assert resolver.calls == 3
+    cache.close()
+
+
+def test_an_edited_discovered_config_or_ignore_file_is_seen_by_the_next_request(
+    baseline: Path, tmp_path: Path
+) -> None:
+    work = make_above(tmp_path)
+    cache = watched_cache(CountingResolver())
+    assert set(cache.resolve(work).corpora) == {"repo:one:wiki", "repo:two:wiki"}
+    # config.toml appears in a .hallouminate that had none: a repository where there was none.
+    (work / "plain" / "d1" / ".hallouminate").mkdir()
+    assert "late" not in cache.resolve(work).repositories
+    write(
+        work / "plain" / "d1" / ".hallouminate" / "config.toml", '[[repository]]\nname = "late"\npath = "."\n'
+    )
+    assert "late" in cache.resolve(work).repositories
+    # A discovered repository's config gains a corpus.
+    write(
+        work / "group" / "one" / ".hallouminate" / "config.toml",
+        '[[repository]]\nname = "one"\npath = "."\ncorpus_paths = ["docs"]\n',
+    )
+    assert "repo:one:corpus" in cache.resolve(work).corpora
+    # An ignore file now hides a repository.
+    write(work / "group" / ".gitignore", "two/\n")
+    assert "two" not in cache.resolve(work).repositories
+    cache.close()
+
+
+def test_a_discovery_without_a_watch_is_not_cached(baseline: Path, tmp_path: Path) -> None:
+    work = make_above(tmp_path)
+
+    def refused() -> DirectoryWatch:
+        raise OSError(errno.EMFILE, "inotify instance limit reached")
+
+    resolver = CountingResolver()
+    cache = ResolveCache(resolver, Clock(), watch_factory=refused)
+    lookup = cache.lookup(work)
+    assert "one" in lookup.resolved.repositories and lookup.current_at is None
+    cache.resolve(work)
+    assert resolver.calls == 2
+
+
+def test_a_config_edited_during_the_resolve_is_not_remembered_nor_called_current(
+    baseline: Path, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path, top_files=4)
+
+    def editing(cwd: Path, observer: ScanObserver | None = None) -> Resolved:
+        resolved = resolve(cwd, observer)
+        make_repo(tmp_path, top_files=9)  # lands after the read, before the answer is given
+        return resolved
+
+    cache = ResolveCache(editing, Clock())
+    lookup = cache.lookup(repo)
+    assert lookup.resolved.settings.top_files == 4 and lookup.current_at is None
+    assert cache.lookup(repo).resolved.settings.top_files == 9
+
+
+def test_watches_are_given_back(baseline: Path, tmp_path: Path) -> None:
+    clock = Clock()
+    cache = watched_cache(CountingResolver(), clock)
+    before = inotify_fds()
+    works = [make_above(tmp_path / f"w{i}") for i in range(MAX_WATCHED_ENTRIES + 1)]
+    for work in works:
+        cache.resolve(work)
+    # At most MAX_WATCHED_ENTRIES answers hold watches: the oldest was dropped and its descriptor closed.
+    assert len(inotify_fds() - before) == MAX_WATCHED_ENTRIES
+    clock.now += DISCOVERY_MAX_AGE_SECS
+    cache.resolve(make_repo(tmp_path))  # any lookup gives back the watches of answers too old to be used
+    assert inotify_fds() - before == set()
+    cache.resolve(works[0])
+    assert len(inotify_fds() - before) == 1
+    cache.close()
+    assert inotify_fds() - before == set()
+
+
+def inotify_fds() -> set[str]:
+    found = set()
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if os.readlink(fd) == "anon_inode:inotify":
+                found.add(fd.name)
+        except OSError:
+            continue
+    return found

@@ -179,3 +179,40 @@ def test_discovery_settings_are_baseline_only(baseline: Path, tmp_path: Path) ->
     with pytest.raises(InvalidParams) as err:
         resolve(repo)
     assert "[discovery]" in err.value.message and "baseline" in err.value.message
+
+
+def test_discovery_tells_its_observer_of_every_directory_it_reads(tmp_path: Path) -> None:
+    work = tmp_path.resolve() / "work"
+    make_repo(work / "a", "a")
+    (work / "plain" / "x").mkdir(parents=True)
+    (work / "chk" / "sub").mkdir(parents=True)
+    git(work / "chk", "init", "-q")
+    (work / "node_modules" / "pkg").mkdir(parents=True)
+    write(work / ".gitignore", "node_modules/\n")
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.told: list[Path] = []
+
+        def entering(self, directory: Path) -> None:
+            self.told.append(directory)
+
+    recorder = Recorder()
+    assert discover_repositories(work, 4, observer=recorder) == ([work / "a"], False)
+    told = set(recorder.told)
+    # Each directory listed (its ignore files are read there), each .hallouminate, a checkout's info/exclude.
+    for directory in (
+        work,
+        work / "a",
+        work / "plain",
+        work / "plain" / "x",
+        work / "chk",
+        work / "chk" / "sub",
+    ):
+        assert directory in told
+    assert work / "a" / ".hallouminate" in told
+    assert work / "chk" / ".git" / "info" in told
+    # Nothing it does not read: ignored and hidden directories are not entered.
+    assert not any("node_modules" in d.parts for d in told)
+    # Told before it is read: the cwd first.
+    assert recorder.told[0] == work

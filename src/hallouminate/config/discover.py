@@ -9,6 +9,11 @@ only the baseline; instead the directories below are searched for ``.hallouminat
 - symlinked directories are not followed;
 - ``.gitignore``, ``.ignore`` and ``.git/info/exclude`` are honoured (``node_modules``, build output);
 - a repository found is still descended into: it may hold nested repositories of its own.
+
+The answer depends on what was read on the way: the entries of each directory listed, the ignore files in
+them, each ``.hallouminate`` directory and the ``info/exclude`` of each nested checkout. An ``observer``
+is told of every directory holding one of these before it is read, so a caller can watch them and know
+when the answer may have changed (the daemon's resolve cache does, see ``config/cache.py``).
 """
 
 from __future__ import annotations
@@ -16,15 +21,25 @@ from __future__ import annotations
 import os
 from collections import deque
 from pathlib import Path
+from typing import Protocol
 
 from hallouminate.config import defaults
+from hallouminate.gitdirs import git_common_dir
 
 # The hidden names that matter: the marker, and what the ignore rules need to see.
 _DOT_NAMES = frozenset({".hallouminate", ".git", ".gitignore", ".ignore"})
 
 
+class ScanObserver(Protocol):
+    def entering(self, directory: Path) -> None:
+        """``directory`` is about to be listed, or a file in it read."""
+
+
 def discover_repositories(
-    cwd: Path, max_depth: int, max_dirs: int = defaults.DISCOVERY_MAX_DIRS
+    cwd: Path,
+    max_depth: int,
+    max_dirs: int = defaults.DISCOVERY_MAX_DIRS,
+    observer: ScanObserver | None = None,
 ) -> tuple[list[Path], bool]:
     """Roots of the repositories below ``cwd`` (not ``cwd`` itself), sorted; True when cut short."""
     if max_depth <= 0:
@@ -40,16 +55,27 @@ def discover_repositories(
         seen += 1
         if seen > max_dirs:
             return sorted(found), True
+        if observer is not None:
+            observer.entering(directory)
         try:
             with os.scandir(directory) as it:
                 entries = [e for e in it if not e.name.startswith(".") or e.name in _DOT_NAMES]
         except OSError:
             continue
         names = {e.name for e in entries}
-        if depth > 0 and ".hallouminate" in names and (directory / defaults.REPO_CONFIG).is_file():
-            found.append(directory)
+        if depth > 0 and ".hallouminate" in names:
+            if observer is not None:
+                observer.entering(directory / ".hallouminate")  # its config.toml is read
+            if (directory / defaults.REPO_CONFIG).is_file():
+                found.append(directory)
         if depth >= max_depth:
             continue
+        if observer is not None and depth > 0 and ".git" in names:
+            # A nested checkout: the rules entered next read its info/exclude.
+            common = git_common_dir(directory)
+            if common is not None:
+                observer.entering(common)
+                observer.entering(common / "info")
         rules = rules.enter(rel_dir, directory, names)
         for entry in entries:
             if entry.name.startswith("."):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hallouminate import xdg
 from hallouminate.config import defaults
-from hallouminate.config.discover import discover_repositories
+from hallouminate.config.discover import ScanObserver, discover_repositories
 from hallouminate.config.layer import Layer, read_layer
 from hallouminate.config.merge import merge
 from hallouminate.config.types import CorpusSpec, Resolved
@@ -22,12 +22,13 @@ def load_baseline() -> Resolved:
     return merge(_baseline_layers(), None)
 
 
-def resolve(cwd: Path) -> Resolved:
+def resolve(cwd: Path, observer: ScanObserver | None = None) -> Resolved:
     """The effective config for a request made from ``cwd`` (absolute and canonical).
 
     Inside a repository: the baseline plus that repository's layer. Inside a git checkout without a repo
     layer: the baseline alone. Above every repository (no ``.git`` and no repo layer walking up): the
-    baseline plus the corpora of the repositories discovered below ``cwd``.
+    baseline plus the corpora of the repositories discovered below ``cwd`` (``observer`` is told what
+    that discovery reads).
     """
     if not cwd.is_absolute():
         raise InvalidParams(f"cwd must be an absolute path, got {str(cwd)!r}", {"cwd": str(cwd)})
@@ -41,7 +42,7 @@ def resolve(cwd: Path) -> Resolved:
         return merge(layers, cwd)
     if checkout is not None:
         return merge(layers, cwd)
-    return _resolve_above_repositories(cwd, layers)
+    return _resolve_above_repositories(cwd, layers, observer)
 
 
 def find_repo_root(cwd: Path) -> Path | None:
@@ -92,11 +93,11 @@ def _common_dir(path: Path) -> Path | None:
     return git_common_dir(checkout) if checkout is not None else None
 
 
-def _resolve_above_repositories(cwd: Path, layers: list[Layer]) -> Resolved:
+def _resolve_above_repositories(cwd: Path, layers: list[Layer], observer: ScanObserver | None) -> Resolved:
     depth = defaults.DISCOVERY_MAX_DEPTH
     if layers:
         depth = int(layers[0].scalars.get("discovery.max_depth", depth))
-    roots, truncated = discover_repositories(cwd, depth)
+    roots, truncated = discover_repositories(cwd, depth, observer=observer)
     discovered: list[Layer] = []
     warnings: list[str] = []
     for root in roots:

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 log = logging.getLogger("hallouminate.daemon")
@@ -15,9 +16,13 @@ MAX_ENTRIES = 256
 
 
 class KnownRepositories:
+    """Read at start-up (before the event loop runs); ``add`` and ``roots`` touch the disk, so the daemon
+    calls them in worker threads."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._roots: list[str] = self._read()
+        self._lock = threading.Lock()
 
     def _read(self) -> list[str]:
         try:
@@ -32,12 +37,16 @@ class KnownRepositories:
     def roots(self) -> list[Path]:
         return [Path(root) for root in self._roots if Path(root).is_dir()]
 
+    def has(self, root: Path) -> bool:
+        return str(root) in self._roots
+
     def add(self, root: Path) -> None:
         text = str(root)
-        if text in self._roots:
-            return  # called on every request: no write unless something is new
-        self._roots = [*self._roots, text][-MAX_ENTRIES:]
-        self._write()
+        with self._lock:
+            if text in self._roots:
+                return  # called on every request: no write unless something is new
+            self._roots = [*self._roots, text][-MAX_ENTRIES:]
+            self._write()
 
     def _write(self) -> None:
         # Write-then-rename: a crash never leaves a torn file.

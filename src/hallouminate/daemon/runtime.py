@@ -1,7 +1,9 @@
 """What the daemon holds: the store, the embedder, per-corpus write locks; and the engine calls it makes.
 
-Blocking engine work (embedding, LanceDB) runs in worker threads so the event loop keeps answering,
-e.g. ``ping`` during a long ``index``.
+Nothing that waits on a disk, the model or LanceDB runs on the event loop: config resolution (a scan of
+up to 20,000 directories from above every repository), embedding, LanceDB calls, file reads and writes,
+store checks and the start-up journal sweep run in worker threads, so the loop keeps answering (``ping``
+during a long ``index`` or a worst-case resolve).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hallouminate import __version__, xdg
-from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline, resolve
+from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
 from hallouminate.config.cache import ResolveCache
+from hallouminate.daemon.dirwatch import DirectoryWatch
 from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
+from hallouminate.daemon.resolving import Resolver
 from hallouminate.daemon.watcher import CorpusWatcher
 from hallouminate.errors import HallouminateError, Internal, InvalidParams
 
@@ -60,7 +64,7 @@ class Runtime:
         # Corpora whose files were compared with the store since this daemon started (catch-up done).
         self._caught_up: set[str] = set()
         self._watcher: CorpusWatcher | None = None
-        self._resolved = ResolveCache()
+        self._resolver = Resolver(ResolveCache(watch_factory=DirectoryWatch))
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
         self._background: set[asyncio.Task[None]] = set()
         # Index runs (a whole corpus, or the files a write or the watcher changed) hold a thread for their
@@ -71,6 +75,9 @@ class Runtime:
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
         self._write_lock = asyncio.Lock()
         self._write_journal = xdg.state_home() / "pending-writes"
+        # The start-up sweep of temp files a killed daemon left; writes wait for it (it must not meet
+        # theirs), nothing else does.
+        self._recovered: asyncio.Future[list[str]] | None = None
         # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
         # written by a tool is not embedded a second time by the watcher).
         self.counters: dict[str, int] = {
@@ -99,8 +106,12 @@ class Runtime:
     def start_background_load(self) -> None:
         from hallouminate.wiki.journal import Journal
 
-        # Before any request: temp files of writes a killed daemon left half-done (a few lstats).
-        Journal(self._write_journal).recover()
+        # Temp files of writes a killed daemon left half-done: swept before any write, in a thread (one
+        # listing per recorded directory; a slow disk must not keep `ping` waiting).
+        self._recovered = asyncio.get_running_loop().run_in_executor(
+            None, Journal(self._write_journal).recover
+        )
+        self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
@@ -115,11 +126,14 @@ class Runtime:
 
     async def _startup_catch_up(self) -> None:
         """Edits made while no daemon ran: catch up the baseline corpora and every repository served before."""
-        roots: list[Path | None] = [None, *self._known.roots()]
+        roots: list[Path | None] = [None, *await asyncio.to_thread(self._known.roots)]
         for root in roots:
             try:
-                resolved = load_baseline() if root is None else resolve(root)
-                self._register(resolved)
+                if root is None:
+                    resolved = await asyncio.to_thread(load_baseline)
+                    self._register(resolved)
+                else:
+                    resolved = await self._resolve(root)
                 for spec in resolved.corpora.values():
                     if spec.store_key not in self._caught_up:
                         await self._index_corpus(spec, None)
@@ -137,8 +151,9 @@ class Runtime:
                 self._watcher.watch(spec)
         if resolved.repository_name is not None:
             root = resolved.repositories.get(resolved.repository_name)
-            if root is not None:
-                self._known.add(root)
+            if root is not None and not self._known.has(root):
+                # A file written (rarely: only for a repository not seen before), in a thread.
+                self._spawn(asyncio.to_thread(self._known.add, root))
 
     async def _refresh_paths(self, spec: CorpusSpec, paths: list[str]) -> None:
         await self._store_ready(rebuild=False)
@@ -164,14 +179,21 @@ class Runtime:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
 
+        def settle(error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
         def work() -> None:
             try:
                 self._load()
             except BaseException as exc:
-                # Bound now: the name `exc` is unset when the except block ends.
-                loop.call_soon_threadsafe(lambda error=exc: done.done() or done.set_exception(error))
+                loop.call_soon_threadsafe(settle, exc)
             else:
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+                loop.call_soon_threadsafe(settle, None)
 
         # A daemon thread, not the executor: a stop during the first load must not wait for it to finish.
         threading.Thread(target=work, name="hallouminate-load", daemon=True).start()
@@ -203,13 +225,13 @@ class Runtime:
         from hallouminate.storage.faults import MISSING, problem_error, store_problem
 
         await self._engine()
-        problem = store_problem(self.settings.store_dir)
+        problem = await asyncio.to_thread(store_problem, self.settings.store_dir)
         if problem is None:
             return
         if not rebuild or problem != MISSING:
             raise problem_error(self.settings.store_dir, problem)
         async with self._rebuild_lock:
-            if store_problem(self.settings.store_dir) == MISSING:
+            if await asyncio.to_thread(store_problem, self.settings.store_dir) == MISSING:
                 log.warning("the store %s was removed; rebuilding it", self.settings.store_dir)
                 await asyncio.to_thread(self._reopen_store)
 
@@ -263,8 +285,8 @@ class Runtime:
         )
 
     # -- operations --------------------------------------------------------------------------------
-    def _resolve(self, cwd: Path) -> Resolved:
-        resolved = self._resolved.resolve(cwd)
+    async def _resolve(self, cwd: Path) -> Resolved:
+        resolved = await self._resolver.resolve(cwd)
         self._register(resolved)
         return resolved
 
@@ -285,7 +307,7 @@ class Runtime:
 
     async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> dict[str, Any]:
         started = time.perf_counter()
-        resolved = self._resolve(cwd)
+        resolved = await self._resolve(cwd)
         if corpus is not None:
             specs = [corpus_for(resolved, corpus)]
         else:
@@ -298,7 +320,7 @@ class Runtime:
     async def ground(self, cwd: Path, args: dict[str, Any]) -> dict[str, Any]:
         from hallouminate.search import ground_async
 
-        resolved = self._resolve(cwd)
+        resolved = await self._resolve(cwd)
         corpus = args.get("corpus")
         if corpus is not None:
             specs = [corpus_for(resolved, corpus)]
@@ -339,13 +361,13 @@ class Runtime:
     async def list_corpora(self, cwd: Path) -> dict[str, Any]:
         from hallouminate import browse
 
-        return browse.list_corpora(self._resolve(cwd))
+        return browse.list_corpora(await self._resolve(cwd))
 
     async def browse(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """The filesystem read tools: no model or store needed, so they answer even while it loads."""
         from hallouminate import browse
 
-        spec = corpus_for(self._resolve(cwd), args.get("corpus"))
+        spec = corpus_for(await self._resolve(cwd), args.get("corpus"))
         if op == "list_files":
             return await asyncio.to_thread(browse.list_files, spec)
         if op == "list_tree":
@@ -361,7 +383,7 @@ class Runtime:
     async def corpus_stats(self, cwd: Path, corpus: str | None) -> dict[str, Any]:
         from hallouminate import browse
 
-        spec = corpus_for(self._resolve(cwd), corpus)
+        spec = corpus_for(await self._resolve(cwd), corpus)
         await self._store_ready(rebuild=False)
         store, _, _ = await self._engine()
         with self._store_faults():
@@ -375,7 +397,11 @@ class Runtime:
         The corpus lock is held from the write to the end of the re-index: the watcher's refresh of the
         same files waits for it, then finds their stored size and mtime current and embeds nothing.
         """
-        spec = corpus_for(self._resolve(cwd), args["corpus"])
+        spec = corpus_for(await self._resolve(cwd), args["corpus"])
+        if self._recovered is not None:
+            # A failed sweep is logged once (start_background_load); each write sweeps its own directory.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovered)
         async with self._lock(spec.store_key):
             async with self._write_lock:
                 outcome = await asyncio.to_thread(_write_files, op, spec, args, self._write_journal)
@@ -428,7 +454,11 @@ class Runtime:
             "model_cache_dir": str(self.settings.model_cache_dir),
             "store_dir": str(self.settings.store_dir),
             "watched_roots": watched,
-            "counters": dict(self.counters),
+            "counters": {
+                **self.counters,
+                "discovery_scans": self._resolver.cache.discoveries,
+                "resolves_shared": self._resolver.shared,
+            },
         }
 
     async def close(self) -> None:
@@ -441,6 +471,7 @@ class Runtime:
         await asyncio.gather(*self._background, return_exceptions=True)
         # Runs still going (a stop during a long index) are not waited for: the process exits next.
         self._index_pool.shutdown(wait=False, cancel_futures=True)
+        self._resolver.close()
 
 
 def _write_files(op: str, spec: CorpusSpec, args: dict[str, Any], journal_dir: Path) -> Any:
@@ -454,6 +485,11 @@ def _write_files(op: str, spec: CorpusSpec, args: dict[str, Any], journal_dir: P
     if op == "delete_markdown":
         return delete_markdown(spec, args["path"], journal)
     raise InvalidParams(f"unknown write operation {op!r}")
+
+
+def _log_failed_sweep(done: asyncio.Future[list[str]]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.error("sweeping the temp files of interrupted writes failed", exc_info=done.exception())
 
 
 def _no_corpora(cwd: Path) -> InvalidParams:
