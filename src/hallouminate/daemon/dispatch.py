@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -119,21 +120,25 @@ class Dispatcher:
         return {"stopping": True, "pid": os.getpid()}
 
     async def index(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        cwd = canonical_cwd(request.cwd)
-        return await self.runtime.index(cwd, request.args.get("corpus"), emit)
+        return await self.runtime.index(await _cwd(request), request.args.get("corpus"), emit)
 
     async def ground(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        cwd = canonical_cwd(request.cwd)
-        return await self.runtime.ground(cwd, request.args)
+        return await self.runtime.ground(await _cwd(request), request.args)
 
     async def list_corpora(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.list_corpora(canonical_cwd(request.cwd))
+        return await self.runtime.list_corpora(await _cwd(request))
 
     async def browse(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.browse(canonical_cwd(request.cwd), request.op, request.args)
+        return await self.runtime.browse(await _cwd(request), request.op, request.args)
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.corpus_stats(canonical_cwd(request.cwd), request.args.get("corpus"))
+        return await self.runtime.corpus_stats(await _cwd(request), request.args.get("corpus"))
 
     async def write(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.write(canonical_cwd(request.cwd), request.op, request.args)
+        return await self.runtime.write(await _cwd(request), request.op, request.args)
+
+
+async def _cwd(request: Request) -> Path:
+    """The request's cwd checked and made canonical: stats and a realpath, in a thread (a hung mount must
+    not stall the loop)."""
+    return await asyncio.to_thread(canonical_cwd, request.cwd)

@@ -3,6 +3,10 @@
 Repository wikis are the common case and are watched like any other corpus. A root that disappears is
 polled until it comes back, then caught up in full. Watching holds no connection, so it never keeps the
 daemon from its idle exit.
+
+The stats it makes run in worker threads. Arming a root's recursive watch (watchfiles walks the whole
+tree) still holds the interpreter lock for the walk, wherever it runs: ~0.4 s for 10,000 directories
+measured, once per root when it is first watched.
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ MAX_PATHS_PER_BATCH = 200
 
 OnPaths = Callable[[CorpusSpec, list[str]], Awaitable[None]]
 OnCorpus = Callable[[CorpusSpec], Awaitable[None]]
+
+
+def _any_directory(root: Path, rels: list[str]) -> bool:
+    return any((root / rel).is_dir() for rel in rels)
 
 
 def _relative(root: Path, changed: str) -> str | None:
@@ -67,7 +75,7 @@ class CorpusWatcher:
 
         was_missing = False
         while not self._stop.is_set():
-            if not root.is_dir():
+            if not await asyncio.to_thread(root.is_dir):
                 was_missing = True
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), ROOT_POLL_SECS)
@@ -82,20 +90,20 @@ class CorpusWatcher:
                     root, stop_event=self._stop, debounce=DEBOUNCE_MS, step=50, recursive=True
                 ):
                     await self._dispatch(root, {path for _, path in changes})
-                    if not root.is_dir():
+                    if not await asyncio.to_thread(root.is_dir):
                         break
             except (FileNotFoundError, RuntimeError, OSError) as exc:
                 log.info("watching %s stopped (%s); polling for it", root, exc)
-            if not root.is_dir():
+            if not await asyncio.to_thread(root.is_dir):
                 was_missing = True
 
     async def _dispatch(self, root: Path, changed: set[str]) -> None:
         rels = sorted({rel for path in changed if (rel := _relative(root, path)) is not None})
         if not rels:
             return
+        # A changed directory (a rename or removal of a folder) does not list the files inside it.
+        whole = len(rels) > MAX_PATHS_PER_BATCH or await asyncio.to_thread(_any_directory, root, rels)
         for spec in self._specs_for(root):
-            # A changed directory (a rename or removal of a folder) does not list the files inside it.
-            whole = len(rels) > MAX_PATHS_PER_BATCH or any((root / rel).is_dir() for rel in rels)
             if whole:
                 await self._guarded(self._on_corpus(spec), spec)
             else:
