@@ -80,7 +80,8 @@ async def model_loaded() -> None:
 
 async def counters(conn: DaemonConnection) -> dict[str, int]:
     status: dict[str, Any] = await conn.call("status")
-    return status["counters"]
+    found: dict[str, int] = status["counters"]
+    return found
 
 
 def bust(work: Path) -> None:
