@@ -385,7 +385,7 @@ async def test_corpus_rules_single_root_explicit_corpus_and_globs(w: World) -> N
     layer = repo / ".hallouminate" / "config.toml"
     layer.write_text(
         layer.read_text()
-        + '\n[[corpus]]\nname = "notes"\npaths = ["docs"]\nglobs = ["**/*.md", "logs/*.txt"]\nexclude = ["drafts/"]\n'
+        + '\n[[corpus]]\nname = "notes"\npaths = ["docs"]\nglobs = ["**/*.md", "logs/*.txt", "README"]\nexclude = ["drafts/"]\n'
         + '\n[[corpus]]\nname = "both"\npaths = ["docs", "more"]\n'
         + '\n[[corpus]]\nname = "gone"\npaths = ["absent"]\n'
     )
@@ -410,6 +410,10 @@ async def test_corpus_rules_single_root_explicit_corpus_and_globs(w: World) -> N
         )
         assert log["action"] == "created" and log["index_files"] == [] and log["warnings"] == []
         assert (repo / "docs/logs/today.txt").read_text() == "not markdown"
+        # "Is this Markdown?" has one answer: the indexer parses a file without a suffix as Markdown, so
+        # the lint reads it as Markdown too.
+        readme = await call(s, "add_markdown", cwd=cwd, corpus="notes", path="README", content="Intro.\n")
+        assert "missing-title" in {x["code"] for x in readme["warnings"]}
         page = await call(s, "add_markdown", cwd=cwd, corpus="notes", path="guide.md", content="# Guide\n")
         assert page["index_files"] == [] and not (repo / "docs/index.md").exists()
         for path in ("script.py", "logs/deep/today.txt", "drafts/wip.md", "private/key.md"):

@@ -8,22 +8,15 @@ nothing under ``.git``, and none of our reserved temp names.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import compile_patterns
-from hallouminate.sandbox import check_relative_path, resolve_inside
+from hallouminate.sandbox import check_relative_path, is_wiki_page, refuse, resolve_inside
+from hallouminate.sandbox.formats import WIKI_PAGE_SUFFIX
 from hallouminate.wiki.journal import TEMP_PREFIX
-
-MARKDOWN_SUFFIX = ".md"
-
-
-def refuse(path: str, problem: str, code: str) -> InvalidParams:
-    """The sandbox's refusal, for the write-only rules: ``data = {path, problem}``."""
-    return InvalidParams(f"unsafe path {path!r}: {problem}", {"path": path, "problem": code})
 
 
 def write_root(spec: CorpusSpec, tool: str) -> Path:
@@ -62,11 +55,11 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
                 f"names starting with {TEMP_PREFIX!r} are reserved for hallouminate's temp files",
                 "reserved",
             )
-    if spec.kind == "wiki" and not path.endswith(MARKDOWN_SUFFIX):
+    if spec.kind == "wiki" and not is_wiki_page(path):
         stem = segments[-1].rsplit(".", 1)[0] or "page"
         raise InvalidParams(
-            f"{path!r} cannot be a page of wiki {spec.name!r}: a wiki page must end in '{MARKDOWN_SUFFIX}' "
-            f"(lower case), e.g. {'/'.join([*segments[:-1], stem + MARKDOWN_SUFFIX])!r}",
+            f"{path!r} cannot be a page of wiki {spec.name!r}: a wiki page must end in '{WIKI_PAGE_SUFFIX}' "
+            f"(lower case), e.g. {'/'.join([*segments[:-1], stem + WIKI_PAGE_SUFFIX])!r}",
             {"corpus": spec.name, "path": path, "problem": "not-markdown"},
         )
     resolve_inside(root, path, must_exist=False)
@@ -89,7 +82,3 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
             {"corpus": spec.name, "path": path, "problem": "not-in-corpus"},
         )
     return segments
-
-
-def is_markdown(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() in (".md", ".markdown")

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate.browse.read import READ_MAX_BYTES
-from hallouminate.browse.read import _miss as read_miss  # the read tools' "nearest directory" message
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import Internal, InvalidParams
 from hallouminate.ignore import path_ignored
-from hallouminate.indexing.walker import matches, walk_corpus
-from hallouminate.sandbox import PathMissing, open_for_read
+from hallouminate.indexing.walker import corpus_files, matches
+from hallouminate.sandbox import DirChain, PathMissing, is_markdown, not_found, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
 from hallouminate.wiki.faults import fault_point
@@ -36,7 +35,7 @@ from hallouminate.wiki.index_lists import scaffold as scaffold_index
 from hallouminate.wiki.journal import Journal
 from hallouminate.wiki.lint import lint_page
 from hallouminate.wiki.markdown import first_h1
-from hallouminate.wiki.paths import check_write_path, is_markdown, write_root
+from hallouminate.wiki.paths import check_write_path, write_root
 
 log = logging.getLogger("hallouminate.wiki")
 
@@ -73,11 +72,11 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
     fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
-        chain = atomic.DirChain(root, path, segments[:-1], create=edit is None)
+        chain = DirChain(root, path, segments[:-1], create=edit is None)
     except PathMissing:
         raise _missing_for_edit(spec, path) from None
     with chain:
-        existing = atomic.look(chain, depth, name, path)
+        existing = chain.look(depth, name, path)
         changed_lines: tuple[int, int] | None = None
         if existing is None:
             if edit is not None:
@@ -90,7 +89,7 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
         else:
             if edit is None and not overwrite:
                 raise _exists(spec, path)
-            old, info = atomic.read(chain, depth, name, path, WRITE_MAX_BYTES)
+            old, info = chain.read(depth, name, path, WRITE_MAX_BYTES)
             if edit is not None:
                 data, changed_lines = _edited(old, edit, content, path)
             if old == data:
@@ -124,11 +123,11 @@ def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
     fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
-        chain = atomic.DirChain(root, path, segments[:-1], create=False)
+        chain = DirChain(root, path, segments[:-1], create=False)
     except PathMissing:
         raise _missing(spec, path, "nothing was deleted") from None
     with chain:
-        existing = atomic.look(chain, depth, name, path)
+        existing = chain.look(depth, name, path)
         if existing is None:
             raise _missing(spec, path, "nothing was deleted")
         atomic.remove(chain, depth, name, existing, journal, path)
@@ -151,7 +150,7 @@ def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
 def _refresh_indexes(
     spec: CorpusSpec,
     root: Path,
-    chain: atomic.DirChain,
+    chain: DirChain,
     segments: list[str],
     files: set[str],
     journal: Journal,
@@ -206,7 +205,7 @@ def _refresh_indexes(
 def _refresh_one(
     spec: CorpusSpec,
     root: Path,
-    chain: atomic.DirChain,
+    chain: DirChain,
     depth: int,
     directory: str,
     entries: list[Entry],
@@ -215,14 +214,14 @@ def _refresh_one(
     scaffold: bool,
 ) -> str | None:
     rel = index_path(directory)
-    info = atomic.look(chain, depth, INDEX_NAME, rel)
+    info = chain.look(depth, INDEX_NAME, rel)
     if info is None:
         if not scaffold or not matches(spec, rel) or path_ignored(root, rel):
             return None
         text = scaffold_index(directory_title(directory, spec.repository), entries)
         atomic.create(chain, depth, INDEX_NAME, text.encode("utf-8"), journal, rel)
         return "scaffolded"
-    old, info = atomic.read(chain, depth, INDEX_NAME, rel, WRITE_MAX_BYTES)
+    old, info = chain.read(depth, INDEX_NAME, rel, WRITE_MAX_BYTES)
     if old is None:
         raise InvalidParams(f"it is larger than {WRITE_MAX_BYTES} bytes")
     try:
@@ -275,7 +274,7 @@ def _corpus_files(spec: CorpusSpec, path: str, *, present: bool) -> set[str]:
     """The corpus' files after the write (the walk is skipped when neither lists nor lint need it)."""
     if spec.kind != "wiki" and not is_markdown(path):
         return set()
-    files = {rel for rel, _ in walk_corpus(spec)}
+    files = {rel for rel, _ in corpus_files(spec)}
     if present:
         files.add(path)
     else:
@@ -328,7 +327,7 @@ def _exists(spec: CorpusSpec, path: str) -> InvalidParams:
 
 
 def _missing(spec: CorpusSpec, path: str, consequence: str) -> InvalidParams:
-    miss = read_miss(spec, path)
+    miss = not_found(spec.name, path, (rel for rel, _ in corpus_files(spec)))
     return InvalidParams(f"{miss.message} ({consequence})", {**miss.data, "problem": "missing"})
 
 
