@@ -373,7 +373,7 @@ RESULTS: dict[str, dict[str, Any]] = {
 _WRITE_CORPUS: dict[str, Any] = {
     **CORPUS_PROP,
     "description": "Corpus to write to. Required: writes never default to a corpus (list_corpora names "
-    "them); it must have a single root.",
+    "them); a write goes to its first root.",
 }
 
 ARGS.update(

@@ -130,7 +130,7 @@ TOOLS: dict[str, ToolSpec] = {
             name="add_markdown",
             op="add_markdown",
             description=(
-                "Write a Markdown page into a corpus (explicit `corpus`, single root), atomically, and "
+                "Write a Markdown page into a corpus (explicit `corpus`; its first root), atomically, and "
                 "re-index it at once: a following `ground` sees it. A new page is created; an existing "
                 "one is refused unless `overwrite: true` (read it with read_markdown first). Edit one part "
                 "instead with `under_heading` (+ `position` append|prepend), `replace_lines {start, end}` "
@@ -148,7 +148,7 @@ TOOLS: dict[str, ToolSpec] = {
             name="delete_markdown",
             op="delete_markdown",
             description=(
-                "Delete one file of a corpus (explicit `corpus`, single root) and prune it from the index. "
+                "Delete one file of a corpus (explicit `corpus`; its first root) and prune it from the index. "
                 "Irreversible. Refuses symlinks and directories. In a repository wiki the ancestor "
                 "`index.md` link lists stop listing it. Run backlinks first to find the pages linking to it."
             ),

@@ -1,9 +1,9 @@
 """Which paths a write may touch: the read sandbox's rules plus the write-only ones.
 
 On top of ``hallouminate.sandbox`` (no absolute path, no ``.``/``..``/empty segment, no NUL, backslash or
-control character, no symlink anywhere on the way): a write needs a single-root corpus whose root exists,
-a path that names one of the corpus' own files (its globs, excludes and ignore files; ``.md`` in a wiki),
-nothing under ``.git``, and none of our reserved temp names.
+control character, no symlink anywhere on the way): a write goes to the corpus' first root, which must
+exist, at a path that names one of the corpus' own files (its globs, excludes and ignore files; ``.md``
+in a wiki), nothing under ``.git``, and none of our reserved temp names.
 """
 
 from __future__ import annotations
@@ -19,20 +19,18 @@ from hallouminate.sandbox.formats import WIKI_PAGE_SUFFIX
 from hallouminate.wiki.journal import TEMP_PREFIX
 
 
-def write_root(spec: CorpusSpec, tool: str) -> Path:
-    """The one root a write goes to; multi-root corpora are read and search only."""
-    if len(spec.roots) != 1:
-        roots = ", ".join(str(root) for root in spec.roots) or "none"
+def write_root(spec: CorpusSpec) -> Path:
+    """The root a write goes to: the corpus' first (the spec's rule); later roots are never written."""
+    if not spec.roots:
         raise InvalidParams(
-            f"{tool} needs a single-root corpus, and {spec.name!r} has {len(spec.roots)} roots ({roots}): "
-            "a multi-root corpus is read and search only, because a relative path would not say which "
-            "root to write to. Write to a corpus with one root (list_corpora shows the paths of each).",
-            {"corpus": spec.name, "roots": [str(root) for root in spec.roots], "problem": "multi-root"},
+            f"corpus {spec.name!r} has no root to write to: give it a path in the configuration",
+            {"corpus": spec.name, "problem": "no-root"},
         )
     root = spec.roots[0]
     if not root.is_dir():
+        which = "first root (where writes go)" if len(spec.roots) > 1 else "root"
         raise InvalidParams(
-            f"the root of corpus {spec.name!r}, {root}, does not exist or is not a directory: create it "
+            f"the {which} of corpus {spec.name!r}, {root}, does not exist or is not a directory: create it "
             "first (`hallouminate init-repo NAME` creates a repository's wiki)",
             {"corpus": spec.name, "root": str(root), "problem": "no-root"},
         )
