@@ -139,10 +139,17 @@ class AsyncReader:
             if load is None:
                 load = asyncio.ensure_future(self._load(table, corpus))
                 self._loads[key] = load
-                load.add_done_callback(lambda _done: self._loads.pop(key, None))
+
+                def finished(done: asyncio.Future[_CorpusRows]) -> None:
+                    # Cached in the same callback that forgets the load: a search arriving between the two
+                    # (its waiters resume later) would otherwise find neither and load the corpus again.
+                    self._loads.pop(key, None)
+                    if not done.cancelled() and done.exception() is None:
+                        self._remember(self._vectors, corpus, done.result(), generation)
+
+                load.add_done_callback(finished)
             # Shielded: one waiter giving up (its client went away) must not cancel the others' load.
             held = await asyncio.shield(load)
-            self._remember(self._vectors, corpus, held, generation)
         return held
 
     def _remember(self, cache: dict[str, _T], key: str, value: _T, generation: int) -> None:
