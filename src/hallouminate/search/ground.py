@@ -17,6 +17,7 @@ from typing import Any
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
+from hallouminate.protocol import limits
 from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
@@ -30,14 +31,10 @@ from hallouminate.search.terms import query_terms
 # to a block of look-alike pages; the labelled sets are flat from 0.5 to 1.25).
 BM25_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
-MAX_QUERY_CHARS = 4096
+# The published bounds (protocol/limits.py): the schema, the config and the engine read one table.
+MAX_QUERY_CHARS = limits.QUERY_CHARS.high
 # Inclusive bounds of the numeric parameters.
-BOUNDS = {
-    "top_files": (1, 1000),
-    "chunks_per_file": (1, 100),
-    "limit": (1, 1000),
-    "snippet_chars": (16, 10_000),
-}
+BOUNDS = {bound.name: (bound.low, bound.high) for bound in limits.SEARCH_SETTINGS}
 
 
 @dataclass
