@@ -73,6 +73,7 @@ def test_the_ground_descriptions_state_the_tables_defaults_and_caps() -> None:
 def test_the_engine_and_the_page_size_read_the_table() -> None:
     from hallouminate.browse.read import READ_MAX_BYTES
     from hallouminate.protocol.cwd import MAX_CWD_BYTES
+    from hallouminate.sandbox import MAX_PATH_BYTES
     from hallouminate.wiki.writes import WRITE_MAX_BYTES
 
     # By module path: the package re-exports a function named ground.
@@ -85,6 +86,9 @@ def test_the_engine_and_the_page_size_read_the_table() -> None:
     assert (phrase.SCAN_CAP, phrase.COUNTS_MAX_FILES) == (limits.SCAN_CAP, limits.COUNTS_MAX_FILES)
     assert READ_MAX_BYTES == WRITE_MAX_BYTES == limits.PAGE_MAX_BYTES
     assert MAX_CWD_BYTES == limits.PATH_MAX_BYTES == limits.CWD_CHARS.high
+    # The sandbox's own byte check of a corpus path (a copy until it imports the table: sandbox/ is being
+    # reworked alongside).
+    assert MAX_PATH_BYTES == limits.PATH_MAX_BYTES == limits.PATH_CHARS.high
 
 
 @pytest.mark.parametrize("bound", limits.SEARCH_SETTINGS, ids=lambda b: b.name)
