@@ -9,10 +9,11 @@ from typing import Any
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
+from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.sandbox import PathMissing, check_relative_path, open_for_read, resolve_inside
 
 # The daemon's frames are capped at 4 MiB; a bigger file could not travel in one response anyway.
-READ_MAX_BYTES = 3 * 1024 * 1024
+READ_MAX_BYTES = PAGE_MAX_BYTES
 # A miss lists at most this many entries of the nearest directory and this many close file names.
 MISS_ENTRIES = 20
 MISS_CLOSEST = 3

@@ -14,15 +14,12 @@ from typing import Any, Generic, TypeVar
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.ports import ReaderPort
+from hallouminate.protocol import limits
 
-MAX_QUERY_CHARS = 4096
+# The published bounds (protocol/limits.py): the schema, the config and the engine read one table.
+MAX_QUERY_CHARS = limits.QUERY_CHARS.high
 # Inclusive bounds of the numeric parameters.
-BOUNDS = {
-    "top_files": (1, 1000),
-    "chunks_per_file": (1, 100),
-    "limit": (1, 1000),
-    "snippet_chars": (16, 10_000),
-}
+BOUNDS = {bound.name: (bound.low, bound.high) for bound in limits.SEARCH_SETTINGS}
 
 # A warning of a result: ``code`` and ``message``, and for some codes more (phrase mode's ``bounds``).
 ResultWarning = dict[str, Any]

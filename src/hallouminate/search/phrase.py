@@ -27,6 +27,7 @@ from typing import Any
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.ports import PhraseMatchesPort, ReaderPort, Row
+from hallouminate.protocol import limits
 from hallouminate.search.assembly import (
     FileEntry,
     ResultWarning,
@@ -43,11 +44,10 @@ from hallouminate.search.grouping import group_pages, page_of
 from hallouminate.search.modes import Mode
 from hallouminate.search.snippet import window, without_leading_headings
 
-PHRASE_MAX_CHARS = 512
-# Occurrences counted before the scan stops: bounds the work and the answer of a phrase found everywhere.
-SCAN_CAP = 10_000
-# Files listed by output "counts"; more are dropped with a counts-truncated warning.
-COUNTS_MAX_FILES = 2_000
+# The published bounds (protocol/limits.py).
+PHRASE_MAX_CHARS = limits.PHRASE_CHARS.high
+SCAN_CAP = limits.SCAN_CAP
+COUNTS_MAX_FILES = limits.COUNTS_MAX_FILES
 # Formats whose chunks repeat the end of the previous chunk: the indexer's TEXT_SUFFIXES, JSON and PDF.
 OVERLAP_SUFFIXES = (".txt", ".text", ".log", ".rst", ".json", ".pdf")
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallouminate.browse.read import READ_MAX_BYTES
 from hallouminate.browse.read import _miss as read_miss  # the read tools' "nearest directory" message
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import Internal, InvalidParams
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import matches, walk_corpus
+from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.sandbox import PathMissing, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
@@ -40,8 +40,8 @@ from hallouminate.wiki.paths import check_write_path, is_markdown, write_root
 
 log = logging.getLogger("hallouminate.wiki")
 
-# A page must stay readable in one read_markdown answer (responses travel in 4 MiB frames).
-WRITE_MAX_BYTES = READ_MAX_BYTES
+# A page must stay readable in one read_markdown answer: the read limit is the same bound.
+WRITE_MAX_BYTES = PAGE_MAX_BYTES
 
 
 @dataclass
