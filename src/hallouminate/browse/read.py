@@ -7,10 +7,11 @@ from typing import Any
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
+from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.sandbox import PathMissing, check_relative_path, not_found, open_for_read, resolve_inside
 
 # The daemon's frames are capped at 4 MiB; a bigger file could not travel in one response anyway.
-READ_MAX_BYTES = 3 * 1024 * 1024
+READ_MAX_BYTES = PAGE_MAX_BYTES
 
 
 def read_markdown(

@@ -25,9 +25,9 @@ from hallouminate.indexing.chunker import Chunk, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
-from hallouminate.indexing.ports import EmbedderPort, FileStateLike, StorePort
 from hallouminate.indexing.text_chunker import UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
+from hallouminate.ports import EmbedderPort, FileStateLike, StorePort
 from hallouminate.sandbox import file_format, is_markdown, read_file
 
 Progress = Callable[[dict[str, Any]], None]

@@ -7,13 +7,13 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from hallouminate.protocol.limits import CWD_CHARS
 from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESULTS
 
 CWD_PROP: dict[str, Any] = {
     "type": "string",
-    "minLength": 1,
-    "maxLength": 4096,  # PATH_MAX; the daemon checks the same bound in bytes (protocol.cwd.MAX_CWD_BYTES)
+    **CWD_CHARS.length_schema(),  # the daemon checks the same bound in bytes (protocol.cwd.MAX_CWD_BYTES)
     "description": "Absolute path of the active checkout (the agent's working directory). Required.",
 }
 

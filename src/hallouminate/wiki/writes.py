@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallouminate.browse.read import READ_MAX_BYTES
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import Internal, InvalidParams
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import corpus_files, listed_in, matches
+from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.sandbox import DirChain, PathMissing, is_markdown, not_found, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
@@ -45,8 +45,8 @@ from hallouminate.wiki.paths import check_write_path, write_root
 
 log = logging.getLogger("hallouminate.wiki")
 
-# A page must stay readable in one read_markdown answer (responses travel in 4 MiB frames).
-WRITE_MAX_BYTES = READ_MAX_BYTES
+# A page must stay readable in one read_markdown answer: the read limit is the same bound.
+WRITE_MAX_BYTES = PAGE_MAX_BYTES
 _NOT_DELETED = "nothing was deleted"
 
 
