@@ -85,8 +85,7 @@ def test_the_engine_and_the_page_size_read_the_table() -> None:
     assert (phrase.SCAN_CAP, phrase.COUNTS_MAX_FILES) == (limits.SCAN_CAP, limits.COUNTS_MAX_FILES)
     assert READ_MAX_BYTES == WRITE_MAX_BYTES == limits.PAGE_MAX_BYTES
     assert MAX_CWD_BYTES == limits.PATH_MAX_BYTES == limits.CWD_CHARS.high
-    # The sandbox's own byte check of a corpus path (a copy until it imports the table: sandbox/ is being
-    # reworked alongside).
+    # The sandbox's own byte check of a corpus path.
     assert MAX_PATH_BYTES == limits.PATH_MAX_BYTES == limits.PATH_CHARS.high
 
 

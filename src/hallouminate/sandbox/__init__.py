@@ -2,7 +2,7 @@
 
 One primitive for every caller that turns a corpus-relative path into a file: the read tools
 (``browse``), the write tools (``wiki``) and the indexer. Domain code with no dependency beyond
-``errors``. See docs/adr/0009-path-sandbox.md.
+``errors`` and the limits table (``protocol.limits``). See docs/adr/0009-path-sandbox.md.
 
 - ``paths``: the string rules (``check_relative_path``) and the ``lstat`` walk (``resolve_inside``);
 - ``descriptors``: the ``O_NOFOLLOW`` openat walk down to one file (``DirChain``) and the reads built on

@@ -19,10 +19,11 @@ import stat
 from pathlib import Path
 
 from hallouminate.errors import InvalidParams
+from hallouminate.protocol.limits import PATH_MAX_BYTES
 from hallouminate.sandbox.refusals import EXAMPLE, PathMissing, refuse, symlink, unreadable
 
 MAX_SEGMENT_BYTES = 255  # NAME_MAX on Linux and macOS
-MAX_PATH_BYTES = 4096  # PATH_MAX on Linux
+MAX_PATH_BYTES = PATH_MAX_BYTES  # the limits table's, which the published schemas use too
 
 # Unicode category Cc is exactly these two ranges; a character class is much faster than a per-character
 # category lookup, which matters because the walker checks every file it lists.
