@@ -8,14 +8,15 @@ packages that use it do not depend on one another through it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # numpy is for the checker only: light callers (browse, the CLI) import this module
+    import numpy as np
+    import numpy.typing as npt
 
 # A stored chunk row as the searches return it: the result columns (storage/schema.py) and a ``score``.
 Row = dict[str, Any]
-Vector = npt.NDArray[np.float32]
+Vector: TypeAlias = "npt.NDArray[np.float32]"
 # The daemon embeds a query off its event loop (batched with concurrent ones): awaited by ``ground``.
 QueryEmbedder = Callable[[str], Awaitable[Vector]]
 
