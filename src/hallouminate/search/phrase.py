@@ -18,6 +18,7 @@ A chunk's score is its occurrence count; a file's score is the sum over its chun
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Sequence
@@ -28,6 +29,7 @@ from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.ports import PhraseMatchesPort, ReaderPort, Row
 from hallouminate.protocol import limits
+from hallouminate.sandbox.formats import is_markdown
 from hallouminate.search.assembly import (
     FileEntry,
     ResultWarning,
@@ -48,8 +50,14 @@ from hallouminate.search.snippet import window, without_leading_headings
 PHRASE_MAX_CHARS = limits.PHRASE_CHARS.high
 SCAN_CAP = limits.SCAN_CAP
 COUNTS_MAX_FILES = limits.COUNTS_MAX_FILES
-# Formats whose chunks repeat the end of the previous chunk: the indexer's TEXT_SUFFIXES, JSON and PDF.
-OVERLAP_SUFFIXES = (".txt", ".text", ".log", ".rst", ".json", ".pdf")
+
+
+@functools.lru_cache(maxsize=4096)  # asked for each pair of consecutive matching chunks of a file
+def _overlaps(path: str) -> bool:
+    """Whether the indexer cuts ``path`` into chunks that repeat the end of the previous one: every
+    format but Markdown (indexing/overlap.py)."""
+    return not is_markdown(path)
+
 
 # Exactly the characters ``str.isspace`` accepts, written for RE2 (whose ``\s`` is ASCII only): ASCII
 # whitespace, the separators \x1c-\x1f, NEL, and every Unicode separator (\p{Z}: NBSP, U+2028, ...).
@@ -167,7 +175,7 @@ def _continues(previous: Row, row: Row) -> bool:
         and previous["path"] == row["path"]
         and previous["ordinal"] == row["ordinal"] - 1
         and previous.get("page") == row.get("page")
-        and row["path"].lower().endswith(OVERLAP_SUFFIXES)
+        and _overlaps(row["path"])
     )
 
 
