@@ -2,7 +2,8 @@
 
 For each set, indexes its wiki in a temp store with the real model, runs every labelled query, and prints
 Recall@1/5, MRR (by file) and the exact-top-chunk rate (right file and right heading path) for: dense only,
-BM25 only, and the fused ranking `ground` returns. Queries are also reported by kind.
+BM25 only, and the fused ranking `ground` returns. Every search goes through the path the daemon serves
+(`ground` and the store's `AsyncReader`). Queries are also reported by kind.
 
 Sets (tests/fixtures/):
 - eval: eval_wiki + eval_queries.json (35 pages with distractor pairs; keyword and paraphrase queries).
@@ -29,11 +30,13 @@ score were not ordered by the query words they hold):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +47,15 @@ from hallouminate.indexing import Indexer
 from hallouminate.search import ground, literal
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CORPUS = "eval"
 KINDS = ("keyword", "paraphrase")
 
-Ranker = Callable[[str], list[tuple[str, list[str]]]]  # query -> [(file, heading_path of its best chunk)]
+# query -> [(file, heading_path of its best chunk)]
+Ranker = Callable[[str], Awaitable[list[tuple[str, list[str]]]]]
 
 
 def load_set(name: str) -> tuple[Path, list[dict[str, Any]]]:
@@ -77,10 +82,10 @@ def files_in_order(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     return list(seen.items())
 
 
-def measure(ranker: Ranker, queries: list[dict[str, Any]]) -> dict[str, float]:
+async def measure(ranker: Ranker, queries: list[dict[str, Any]]) -> dict[str, float]:
     recall1 = recall5 = mrr = exact = 0.0
     for q in queries:
-        ranked = ranker(q["query"])
+        ranked = await ranker(q["query"])
         files = [path for path, _ in ranked]
         rank = files.index(q["expected_file"]) + 1 if q["expected_file"] in files else None
         recall1 += rank == 1
@@ -100,43 +105,52 @@ def measure(ranker: Ranker, queries: list[dict[str, Any]]) -> dict[str, float]:
 
 def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[str, str, dict[str, float]]]:
     wiki, queries = load_set(name)
-    out: list[tuple[str, str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "db", embedder.dim)
         spec = CorpusSpec(CORPUS, "custom", (wiki,), ("**/*.md",), (), None)
         Indexer(store, embedder, settings).index_corpus(spec)
         store.optimize()
-        limit = settings.limit
+        return asyncio.run(_rankings(store, embedder, spec, settings.limit, queries))
 
-        def dense(query: str) -> list[tuple[str, list[str]]]:
-            return files_in_order(store.vector_search(embedder.embed_query(query), [spec.store_key], limit))
 
-        def bm25(query: str) -> list[tuple[str, list[str]]]:
-            terms = query_terms(query)
-            return files_in_order(store.fts_search(terms, [spec.store_key], limit)) if terms else []
+async def _rankings(
+    store: Store, embedder: Embedder, spec: CorpusSpec, limit: int, queries: list[dict[str, Any]]
+) -> list[tuple[str, str, dict[str, float]]]:
+    """Every ranking of ``queries`` through the daemon's reader, on one event loop."""
+    out: list[tuple[str, str, dict[str, float]]] = []
+    reader = AsyncReader(store)
+    embed_query = partial(asyncio.to_thread, embedder.embed_query)
 
-        def fused(query: str) -> list[tuple[str, list[str]]]:
-            result = ground(
-                store,
-                embedder,
-                [spec],
-                query,
-                priority_corpus=CORPUS,
-                top_files=10,
-                chunks_per_file=1,
-                limit=limit,
-                snippet_chars=80,
-            )
-            return [(doc["path"], doc["chunks"][0]["heading_path"]) for doc in result["docs"]]
+    async def dense(query: str) -> list[tuple[str, list[str]]]:
+        return files_in_order(await reader.vector_search(await embed_query(query), [spec.store_key], limit))
 
-        groups = {"all": queries}
-        for kind in KINDS:
-            subset = [q for q in queries if q["kind"] == kind]
-            if subset and len(subset) < len(queries):
-                groups[kind] = subset
-        for ranking, ranker in (("dense", dense), ("bm25", bm25), ("fused", fused)):
-            for group, subset in groups.items():
-                out.append((ranking, group, measure(ranker, subset)))
+    async def bm25(query: str) -> list[tuple[str, list[str]]]:
+        terms = query_terms(query)
+        return files_in_order(await reader.fts_search(terms, [spec.store_key], limit)) if terms else []
+
+    async def fused(query: str) -> list[tuple[str, list[str]]]:
+        result = await ground(
+            reader,
+            embed_query,
+            [spec],
+            query,
+            priority_corpus=CORPUS,
+            top_files=10,
+            chunks_per_file=1,
+            limit=limit,
+            snippet_chars=80,
+        )
+        return [(doc["path"], doc["chunks"][0]["heading_path"]) for doc in result["docs"]]
+
+    groups = {"all": queries}
+    for kind in KINDS:
+        subset = [q for q in queries if q["kind"] == kind]
+        if subset and len(subset) < len(queries):
+            groups[kind] = subset
+    rankers: list[tuple[str, Ranker]] = [("dense", dense), ("bm25", bm25), ("fused", fused)]
+    for ranking, ranker in rankers:
+        for group, subset in groups.items():
+            out.append((ranking, group, await measure(ranker, subset)))
     return out
 
 

@@ -23,8 +23,14 @@ def lock_path_for(sock: Path) -> Path:
 
 
 def _private_directory(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    info = directory.stat()
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        info = directory.stat()
+    except OSError as exc:  # a parent is a file, no permission: say so rather than a traceback
+        raise Internal(
+            f"cannot create the socket directory {directory}: {exc.strerror or exc}; "
+            "set HALLOUMINATE_SOCKET to a path in a private directory"
+        ) from None
     if info.st_uid != os.getuid():
         raise Internal(
             f"socket directory {directory} belongs to uid {info.st_uid}, not to us; "
@@ -68,8 +74,17 @@ class SocketGuard:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
-        # We hold the lock, so any socket file left here belongs to a dead daemon.
+        # We hold the lock, so any socket file left here belongs to a dead daemon. Anything else is not
+        # ours to delete (HALLOUMINATE_SOCKET pointed at a user's file).
         with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
+                self.release()
+                raise Internal(
+                    f"{self.path} exists and is not a socket, so the {self.role} cannot listen there (it "
+                    "replaces only a socket left by a dead daemon); move the file away or set "
+                    "HALLOUMINATE_SOCKET to another path",
+                    {"socket": str(self.path)},
+                )
             self.path.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)  # the socket is born 0600: no window where others could connect

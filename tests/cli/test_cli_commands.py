@@ -122,3 +122,26 @@ def test_daemon_commands(sandbox: Sandbox) -> None:
     stopped = hm(sandbox, "daemon", "stop")
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
     assert not sandbox.socket.exists()
+
+
+def test_daemon_run_on_an_unusable_socket_path_says_why_and_removes_nothing(sandbox: Sandbox) -> None:
+    directory = sandbox.root / "run"
+    directory.mkdir(mode=0o700)
+    existing = directory / "notes.txt"
+    existing.write_text("precious\n")
+    # A file where the socket should be: it was deleted as if it were a dead daemon's socket.
+    sandbox.socket = existing
+    sandbox.env["HALLOUMINATE_SOCKET"] = str(existing)
+    out = hm(sandbox, "daemon", "run")
+    assert out.returncode == 1
+    assert f"{existing} exists and is not a socket" in out.stdout and "HALLOUMINATE_SOCKET" in out.stdout
+    assert existing.read_text() == "precious\n"
+    # A socket path under that file: a FileExistsError traceback before.
+    sandbox.env["HALLOUMINATE_SOCKET"] = str(existing / "d.sock")
+    out = hm(sandbox, "daemon", "run")
+    assert out.returncode == 1
+    assert (
+        f"cannot create the socket directory {existing}" in out.stdout and "HALLOUMINATE_SOCKET" in out.stdout
+    )
+    assert "Traceback" not in out.stdout + out.stderr
+    assert existing.read_text() == "precious\n"

@@ -123,8 +123,15 @@ def test_baseline_sets_daemon_settings(baseline: Path, tmp_path: Path) -> None:
     [
         ("[search]\ntop_file = 3\n", ["top_file", "top_files"]),
         ("[serch]\nlimit = 3\n", ["serch", "search"]),
-        ('[search]\nlimit = "many"\n', ["limit", "positive integer", "'many'"]),
-        ("[search]\nlimit = true\n", ["limit", "positive integer"]),
+        ('[search]\nlimit = "many"\n', ["[search] limit", "integer from 1 to 1000", "'many'"]),
+        ("[search]\nlimit = true\n", ["[search] limit", "integer from 1 to 1000"]),
+        ("[search]\ntop_files = 5000\n", ["[search] top_files", "from 1 to 100,", "5000"]),
+        ("[search]\nsnippet_chars = 19\n", ["[search] snippet_chars", "from 20 to 4000", "19"]),
+        (f'[[corpus]]\nname = "{"c" * 257}"\npaths = ["/a"]\n', ["[[corpus]] #1 name", "257", "1 to 256"]),
+        (
+            f'[[repository]]\nname = "{"r" * 245}"\npath = "/r"\n',
+            ["[[repository]] #1 name", "257", "1 to 256"],
+        ),
         ("[indexing]\nchunk_tokens = 4\n", ["chunk_tokens", "at least"]),
         ('[[corpus]]\nname = "x"\n', ["paths", "missing"]),
         ('[[corpus]]\nname = "x"\npaths = "/a"\n', ["paths", "list of strings"]),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.search import ground
 from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
 
 
 def make_pdf(pages: list[str]) -> bytes:
@@ -43,9 +46,9 @@ def mixed(tmp_path: Path, setup) -> tuple[Indexer, Store, CorpusSpec]:  # noqa: 
 
 
 def search(store: Store, model: Embedder, spec: CorpusSpec, query: str) -> list[dict]:
-    result = ground(
-        store,
-        model,
+    ground_it = ground(
+        AsyncReader(store),
+        partial(asyncio.to_thread, model.embed_query),
         [spec],
         query,
         priority_corpus=None,
@@ -54,7 +57,7 @@ def search(store: Store, model: Embedder, spec: CorpusSpec, query: str) -> list[
         limit=20,
         snippet_chars=200,
     )
-    return result["docs"]
+    return asyncio.run(ground_it)["docs"]
 
 
 def test_each_format_is_indexed_and_found(mixed, embedder: Embedder) -> None:  # noqa: F811

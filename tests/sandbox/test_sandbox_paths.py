@@ -16,6 +16,7 @@ from hallouminate.sandbox import (
     check_relative_path,
     open_for_read,
     resolve_inside,
+    walk_tree,
 )
 
 SECRET = "TOP-SECRET-CONTENT"
@@ -190,3 +191,45 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(tree: Path) -> 
     with pytest.raises(InvalidParams) as err:
         open_for_read(tree, "page.md")
     assert err.value.data["problem"] == "symlink"
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_the_tree_walk_enters_only_real_directories_and_closes_what_it_opens(tree: Path) -> None:
+    (tree / "real" / "deeper").mkdir()
+    (tree / "real" / "deeper" / "x.md").write_text("x")
+    before = open_fds()
+    seen: dict[str, list[str]] = {}
+    for listing in walk_tree(tree):
+        seen[listing.rel_dir] = sorted(entry.name for entry in listing.entries)
+        assert listing.path == tree / listing.rel_dir
+        # Asked to, the walk still does not enter a symlinked directory (linkdir, escape-dir).
+        listing.descend += [e.name for e in listing.entries if e.is_dir() and e.name != "page.md"]
+    assert seen == {
+        "": ["escape-dir", "escape.md", "link.md", "linkdir", "page.md", "real"],
+        "real/": ["deeper", "page.md"],
+        "real/deeper/": ["x.md"],
+    }
+    assert open_fds() == before
+    walk = walk_tree(tree)
+    next(walk).descend.append("real")
+    next(walk)
+    walk.close()  # a walk left early closes its descriptors too
+    assert open_fds() == before
+
+
+def test_the_tree_walk_does_not_enter_a_directory_swapped_for_a_symlink(tree: Path) -> None:
+    outside = tree.parent / "outside"
+    (outside / "page.md").write_text(SECRET)
+    seen: list[str] = []
+    for listing in walk_tree(tree):
+        seen.append(listing.rel_dir)
+        assert "secret.md" not in {entry.name for entry in listing.entries}
+        if listing.rel_dir == "":
+            listing.descend.append("real")
+            # The race: `real` was listed as a directory, then becomes a link to the outside.
+            os.rename(tree / "real", tree / "real-moved")
+            os.symlink(outside, tree / "real")
+    assert seen == [""]

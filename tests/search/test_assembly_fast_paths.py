@@ -22,9 +22,9 @@ from hallouminate.search.snippet import (
     TermFinder,
     _best_start,
     _flatten,
-    _window,
-    _without_leading_headings,
     make_snippet,
+    window,
+    without_leading_headings,
 )
 from hallouminate.search.terms import _SUFFIXES, stem
 
@@ -190,7 +190,7 @@ def test_best_start_when_the_last_hit_is_just_past_the_first_window() -> None:
 @given(texts)
 def test_flatten_and_heading_drop_match_split_and_join(text: str) -> None:
     assert _flatten(text) == " ".join(text.split())
-    assert _without_leading_headings(text) == _plain_without_leading_headings(text)
+    assert without_leading_headings(text) == _plain_without_leading_headings(text)
 
 
 @EXAMPLES
@@ -200,7 +200,7 @@ def test_snippets_match_the_regex_placed_ones(text: str, terms: list[str], width
     expected = flat
     if len(flat) > width:
         hits = _plain_positions(flat.lower(), terms) if terms else []
-        expected = _window(flat, _plain_best_start(hits, width) if hits else 0, width)
+        expected = window(flat, _plain_best_start(hits, width) if hits else 0, width)
     assert make_snippet(text, terms, width) == expected
     assert make_snippet(text, terms, width, TermFinder(terms)) == expected
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from hallouminate.search import best_possible, make_snippet, query_terms, rrf
+from hallouminate.search.assembly import FileEntry, cut, rank_files
 from hallouminate.search.fusion import tied_ranks
-from hallouminate.search.ground import _cut, _File, _rank
 
 
 def test_rrf_weights_ranks_and_duplicates() -> None:
@@ -67,8 +69,8 @@ def test_snippet_never_exceeds_width() -> None:
         assert len(make_snippet(text, ["target"], width)) <= width
 
 
-def _file(corpus: str, path: str, score: float) -> _File:
-    return _File(corpus, path, f"/{path}", "", 0, 0, score)
+def _file(corpus: str, path: str, score: float) -> FileEntry[Any]:
+    return FileEntry(corpus, path, score, abs_path=f"/{path}")
 
 
 def test_ties_prefer_the_priority_corpus_then_path() -> None:
@@ -78,7 +80,7 @@ def test_ties_prefer_the_priority_corpus_then_path() -> None:
         _file("wiki", "x.md", 0.5),
         _file("a", "a.md", 0.9),
     ]
-    ranked = _rank(files, "wiki")
+    ranked = rank_files(files, "wiki")
     assert [(f.corpus, f.path) for f in ranked] == [
         ("a", "a.md"),
         ("wiki", "x.md"),
@@ -90,9 +92,9 @@ def test_ties_prefer_the_priority_corpus_then_path() -> None:
 def test_priority_corpus_keeps_reserved_slots() -> None:
     others = [_file("docs", f"d{i}.md", 1.0 - i / 100) for i in range(10)]
     wiki = [_file("wiki", f"w{i}.md", 0.5 - i / 100) for i in range(3)]
-    ranked = _rank(others + wiki, "wiki")
-    chosen = _cut(ranked, 8, "wiki")
+    ranked = rank_files(others + wiki, "wiki")
+    chosen = cut(ranked, 8, "wiki")
     assert len(chosen) == 8
     assert [f.path for f in chosen if f.corpus == "wiki"] == ["w0.md", "w1.md"]  # 8 // 4 slots
     assert [f.score for f in chosen] == sorted((f.score for f in chosen), reverse=True)
-    assert _cut(ranked, 8, None) == ranked[:8]
+    assert cut(ranked, 8, None) == ranked[:8]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.search import ground
 from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +60,15 @@ def _strict(schema: Any) -> Any:
 RESULT_SCHEMA: dict[str, Any] = _strict(GROUND_RESULT)
 
 
+async def run_ground(
+    store: Store, embedder: Embedder, corpora: list[CorpusSpec], query: str, **params: Any
+) -> dict[str, Any]:
+    """``ground`` as the daemon serves it: a reader of ``store`` (it sees every commit), the query
+    embedded in a worker thread."""
+    embed = partial(asyncio.to_thread, embedder.embed_query)
+    return await ground(AsyncReader(store), embed, corpora, query, **params)
+
+
 class Env:
     def __init__(self, root: Path, embedder) -> None:
         self.root = root
@@ -73,7 +85,7 @@ class Env:
         self.specs[name] = spec
         return spec
 
-    def ground(self, query: str, corpora: list[str] | None = None, **overrides: Any) -> dict[str, Any]:
+    async def ground(self, query: str, corpora: list[str] | None = None, **overrides: Any) -> dict[str, Any]:
         params: dict[str, Any] = {
             "priority_corpus": WIKI,
             "top_files": 5,
@@ -83,7 +95,7 @@ class Env:
         }
         params.update(overrides)
         specs = [self.specs[n] for n in (corpora or list(self.specs))]
-        result = ground(self.store, self.embedder, specs, query, **params)
+        result = await run_ground(self.store, self.embedder, specs, query, **params)
         jsonschema.validate(result, RESULT_SCHEMA)
         return result
 
@@ -110,13 +122,15 @@ def env(tmp_path_factory: pytest.TempPathFactory, embedder) -> Env:
         ("settings file precedence between global and per-project", "configuration.md"),
     ],
 )
-def test_expected_page_ranks_first(env: Env, query: str, expected: str) -> None:
-    result = env.ground(query, [WIKI])
+async def test_expected_page_ranks_first(env: Env, query: str, expected: str) -> None:
+    result = await env.ground(query, [WIKI])
     assert result["docs"][0]["path"] == expected, [d["path"] for d in result["docs"]]
 
 
-def test_result_shape_and_content(env: Env) -> None:
-    result = env.ground("rolling back a migration", [WIKI], top_files=3, chunks_per_file=2, snippet_chars=80)
+async def test_result_shape_and_content(env: Env) -> None:
+    result = await env.ground(
+        "rolling back a migration", [WIKI], top_files=3, chunks_per_file=2, snippet_chars=80
+    )
     assert result["query"] == "rolling back a migration"
     assert result["stats"]["hits"] >= len(result["docs"]) > 0
     assert len(result["docs"]) <= 3
@@ -137,24 +151,24 @@ def test_result_shape_and_content(env: Env) -> None:
     assert len(top["chunks"]) <= 2
 
 
-def test_all_corpora_are_ranked_together(env: Env) -> None:
-    result = env.ground("where are the log files written")
+async def test_all_corpora_are_ranked_together(env: Env) -> None:
+    result = await env.ground("where are the log files written")
     paths = [(d["corpus"], d["path"]) for d in result["docs"]]
     assert paths[0] == (WIKI, "ops/logging.md")
     assert ("notes", "oncall.md") in paths
-    pinned = env.ground("where are the log files written", ["notes"])
+    pinned = await env.ground("where are the log files written", ["notes"])
     assert {d["corpus"] for d in pinned["docs"]} == {"notes"}
 
 
-def test_stopword_query_goes_vector_only(env: Env) -> None:
-    result = env.ground("how is it?", [WIKI])
+async def test_stopword_query_goes_vector_only(env: Env) -> None:
+    result = await env.ground("how is it?", [WIKI])
     assert [w["code"] for w in result["warnings"]] == ["vector-only"]
     assert result["docs"]
 
 
-def test_unindexed_corpus_is_warned_about(env: Env, tmp_path: Path) -> None:
+async def test_unindexed_corpus_is_warned_about(env: Env, tmp_path: Path) -> None:
     empty = CorpusSpec("empty", "custom", (tmp_path,), ("**/*.md",), (), None)
-    result = ground(
+    result = await run_ground(
         env.store,
         env.embedder,
         [env.specs[WIKI], empty],
@@ -169,7 +183,7 @@ def test_unindexed_corpus_is_warned_about(env: Env, tmp_path: Path) -> None:
     assert "'empty'" in result["warnings"][0]["message"]
 
 
-def test_stale_flag_after_editing_a_file(tmp_path: Path, embedder) -> None:
+async def test_stale_flag_after_editing_a_file(tmp_path: Path, embedder) -> None:
     small = Env(tmp_path, embedder)
     source = tmp_path / "src"
     source.mkdir()
@@ -177,12 +191,14 @@ def test_stale_flag_after_editing_a_file(tmp_path: Path, embedder) -> None:
     shutil.copy(FIXTURES / "wiki" / "testing.md", source / "testing.md")
     spec = small.add(WIKI, source, "acme")
     page = spec.roots[0] / "accounts.md"
-    assert [d["stale"] for d in small.ground("sign in session cookie")["docs"]] == [False, False]
+    assert [d["stale"] for d in (await small.ground("sign in session cookie"))["docs"]] == [False, False]
     page.write_text(page.read_text() + "\nA new line.\n")
-    docs = {d["path"]: d["stale"] for d in small.ground("sign in session cookie")["docs"]}
+    docs = {d["path"]: d["stale"] for d in (await small.ground("sign in session cookie"))["docs"]}
     assert docs == {"accounts.md": True, "testing.md": False}
     page.unlink()
-    assert {d["path"]: d["stale"] for d in small.ground("sign in session cookie")["docs"]}["accounts.md"]
+    assert {d["path"]: d["stale"] for d in (await small.ground("sign in session cookie"))["docs"]}[
+        "accounts.md"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -195,6 +211,6 @@ def test_stale_flag_after_editing_a_file(tmp_path: Path, embedder) -> None:
         ("ok", {"snippet_chars": 2}),
     ],
 )
-def test_bad_parameters_are_invalid_params(env: Env, query: str, overrides: dict[str, Any]) -> None:
+async def test_bad_parameters_are_invalid_params(env: Env, query: str, overrides: dict[str, Any]) -> None:
     with pytest.raises(InvalidParams):
-        env.ground(query, [WIKI], **overrides)
+        await env.ground(query, [WIKI], **overrides)

@@ -6,19 +6,18 @@ import shutil
 from pathlib import Path
 
 import jsonschema
-from test_ground_hybrid import SETTINGS
+from test_ground_hybrid import SETTINGS, run_ground
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
-from hallouminate.search import ground
 from hallouminate.storage import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: Path) -> None:
+async def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: Path) -> None:
     wiki = tmp_path / "wiki"
     shutil.copytree(FIXTURES / "wiki", wiki)
     (wiki / "backups.md").write_text(
@@ -31,7 +30,7 @@ def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: Path) 
     spec = CorpusSpec("repo:acme:wiki", "wiki", (wiki,), ("**/*.md", "**/*.txt"), (), "acme")
     Indexer(store, embedder, SETTINGS).index_corpus(spec)
 
-    result = ground(
+    result = await run_ground(
         store,
         embedder,
         [spec],

@@ -25,6 +25,7 @@ from hallouminate.search.fusion import best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import TermMatcher, chunk_coverage, lexical_votes
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
 
 WIKI = "repo:acme:wiki"
 
@@ -95,7 +96,7 @@ def test_equal_scores_share_a_rank_and_list_by_id() -> None:
 
 
 # -- the gate on real BM25 rows: heading breadcrumbs and file paths count -----------------------------------
-def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cache: Path) -> None:
+async def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cache: Path) -> None:
     embedder = Embedder(model_cache)
     store = Store(tmp_path / "db", embedder.dim)
     wiki = tmp_path / "wiki"
@@ -109,7 +110,7 @@ def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cac
     settings = replace(SETTINGS, chunk_tokens=64, max_file_bytes=1 << 20)
     Indexer(store, embedder, settings).index_corpus(spec)
     terms = query_terms("quartz lantern paraffin")
-    rows = store.fts_search(terms, [spec.store_key], 50)
+    rows = await AsyncReader(store).fts_search(terms, [spec.store_key], 50)
     lantern = next(r for r in rows if r["path"] == "ops/quartz-lantern.md" and "paraffin" in r["text"])
     # Its text holds one word of three; its breadcrumb and path hold the other two.
     assert "quartz" not in lantern["text"].lower() and lantern["heading_path"][0] == "Quartz lantern"

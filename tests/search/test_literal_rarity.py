@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ground_hybrid import SETTINGS
+from test_ground_hybrid import SETTINGS, run_ground
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
-from hallouminate.search import ground
-from hallouminate.search.ground import _File, _rank, assemble
+from hallouminate.search.assembly import FileEntry, rank_files
+from hallouminate.search.ground import assemble
 from hallouminate.search.literal import MIN_COVERAGE, LiteralEvidence, TermMatcher, rarity_weights
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
@@ -130,8 +130,8 @@ def test_rows_are_scanned_together_as_each_alone() -> None:
 
 
 # -- ties and weights in the fusion (pure) ---------------------------------------------------------------
-def _file(corpus: str, path: str, score: float, literal: float) -> _File:
-    return _File(corpus, path, f"/{path}", "", 0, 0, score, literal=literal)
+def _file(corpus: str, path: str, score: float, literal: float) -> FileEntry[Any]:
+    return FileEntry(corpus, path, score, literal=literal, abs_path=f"/{path}")
 
 
 def test_a_tie_goes_to_the_page_holding_more_of_the_query() -> None:
@@ -141,8 +141,8 @@ def test_a_tie_goes_to_the_page_holding_more_of_the_query() -> None:
         _file("docs", "b.md", 0.5, 1.0),
     ]
     # The priority corpus still wins ties first; then the query's wording, then corpus and path.
-    assert [f.path for f in _rank(files, "wiki")] == ["z.md", "a.md", "b.md"]
-    assert [f.path for f in _rank(files, None)] == ["b.md", "z.md", "a.md"]
+    assert [f.path for f in rank_files(files, "wiki")] == ["z.md", "a.md", "b.md"]
+    assert [f.path for f in rank_files(files, None)] == ["b.md", "z.md", "a.md"]
 
 
 def test_a_keyword_hit_counts_as_much_as_meaning() -> None:
@@ -206,14 +206,14 @@ def runbooks(
 @pytest.mark.parametrize(
     "query", ["RB-4456", "4456", "restart RB-4456", "how do I restart the service of runbook RB-4456?"]
 )
-def test_the_runbook_holding_the_queried_id_ranks_first(
+async def test_the_runbook_holding_the_queried_id_ranks_first(
     runbooks: tuple[Store, Embedder, CorpusSpec], query: str
 ) -> None:
     # Meaning cannot tell look-alike runbooks apart, and every one holds "rb", "restart", "runbook" and
     # "service": before ADR 0016 they all voted, and RB-4456 (refunds) ranked 10th (2nd for "4456", where
     # its one BM25 vote, at half the weight of meaning, lost to the first look-alike by meaning).
     store, embedder, spec = runbooks
-    result = ground(
+    result = await run_ground(
         store,
         embedder,
         [spec],

@@ -1,15 +1,35 @@
-"""The daemon's async reader sees every committed write of the store's writer, and agrees with it."""
+"""The daemon's async reader sees every committed write of the store's writer, and its searches agree with
+LanceDB's own flat search and with the BM25 index, held in memory or read from LanceDB."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import lancedb
 import numpy as np
 import pytest
 from test_store_lancedb import DIM, _rows, _vec
 
-from hallouminate.storage import Store
+from hallouminate.storage import Store, sql
 from hallouminate.storage.reader import AsyncReader
+from hallouminate.storage.schema import TABLE
+
+
+def lancedb_nearest(store: Store, query: Any, corpora: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of the ``limit`` nearest rows by LanceDB's own exact (flat) cosine search,
+    through its synchronous API on a handle of its own: the reference the reader must match."""
+    table = lancedb.connect(str(store.path)).open_table(TABLE)
+    rows = (
+        table.search(np.asarray(query, dtype=np.float32), vector_column_name="vector")
+        .distance_type("cosine")
+        .where(sql.in_list("corpus", corpora), prefilter=True)
+        .select(["id", "_distance"])
+        .limit(limit)
+        .to_list()
+    )
+    return [(row["id"], 1.0 - float(row["_distance"])) for row in rows]
 
 
 async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> None:
@@ -32,27 +52,7 @@ async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> Non
     assert await reader.count_rows("c") == 0
 
 
-async def test_reader_and_store_return_the_same_rows(tmp_path: Path) -> None:
-    store = Store(tmp_path / "db", DIM)
-    store.replace_files(
-        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"text number {i} common"], seed=i) for i in range(6)}
-    )
-    store.replace_files("other", {"x.md": _rows("x.md", ["common words elsewhere"], seed=99)})
-    reader = AsyncReader(store)
-    query = np.asarray(_vec(3))
-    sync_ids = [row["id"] for row in store.vector_search(query, ["c"], 4)]
-    async_ids = [row["id"] for row in await reader.vector_search(query, ["c"], 4)]
-    assert sync_ids == async_ids
-    sync_fts = {row["id"] for row in store.fts_search(["common"], ["c"], 10)}
-    async_fts = {row["id"] for row in await reader.fts_search(["common"], ["c"], 10)}
-    assert sync_fts == async_fts and len(async_fts) == 6  # the other corpus is filtered out
-
-
-async def test_small_corpora_search_from_memory_exactly_as_lancedb_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from hallouminate.storage import reader as reader_module
-
+async def test_both_vector_paths_rank_exactly_as_lancedb_flat_cosine_search(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     store.replace_files(
         # Seeds 10 apart: every chunk has its own vector, so no two scores tie (tie order is arbitrary).
@@ -60,14 +60,16 @@ async def test_small_corpora_search_from_memory_exactly_as_lancedb_does(
         {f"p{i}.md": _rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=10 * i) for i in range(40)},
     )
     store.replace_files("d", {f"q{i}.md": _rows(f"q{i}.md", [f"d {i}"], seed=1000 + i) for i in range(30)})
+    store.replace_files("other", {"x.md": _rows("x.md", ["elsewhere"], seed=70)})  # never in the scope
     query = np.asarray(_vec(70)) + 0.3 * np.asarray(_vec(1007))
+    reference = lancedb_nearest(store, query, ["c", "d"], 25)
     in_memory = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
-    monkeypatch.setattr(reader_module, "IN_MEMORY_ROWS", 0)
-    from_lancedb = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
-    assert [row["id"] for row in in_memory] == [row["id"] for row in from_lancedb]
-    assert np.allclose([r["score"] for r in in_memory], [r["score"] for r in from_lancedb], atol=1e-5)
+    from_lancedb = await AsyncReader(store, in_memory_rows=0).vector_search(query, ["c", "d"], 25)
+    for found in (in_memory, from_lancedb):
+        assert [row["id"] for row in found] == [row_id for row_id, _ in reference]
+        assert np.allclose([row["score"] for row in found], [score for _, score in reference], atol=1e-5)
     assert in_memory[0].keys() == from_lancedb[0].keys()
-    assert {row["corpus"] for row in in_memory} == {"c", "d"}
+    assert {row["corpus"] for row in in_memory} == {"c", "d"} and len(reference) == 25
 
 
 async def test_the_in_memory_vectors_follow_each_commit(tmp_path: Path) -> None:
@@ -83,16 +85,13 @@ async def test_the_in_memory_vectors_follow_each_commit(tmp_path: Path) -> None:
     assert await reader.vector_search(_vec(2), ["never-indexed"], 5) == []
 
 
-async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_cap(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from hallouminate.storage import reader as reader_module
-
+async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_cap(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     texts = ["rollback the migration", "the migration plan", "unrelated", "Rollback  drill"]
     store.replace_files(
         "c", {f"p{i}.md": _rows(f"p{i}.md", texts[i:] + texts[:i], seed=10 * i) for i in range(4)}
     )
+    store.replace_files("other", {"x.md": _rows("x.md", ["rollback migration elsewhere"])})
 
     async def search(reader: AsyncReader) -> tuple[list[tuple[str, float]], list[tuple[str, int, int]]]:
         hits = await reader.fts_search(["rollback", "migration"], ["c"], 20)
@@ -103,10 +102,12 @@ async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_ca
         )
 
     in_memory = await search(AsyncReader(store))
-    monkeypatch.setattr(reader_module, "IN_MEMORY_ROWS", 0)
-    past_the_cap = await search(AsyncReader(store))
+    past_the_cap = await search(AsyncReader(store, in_memory_rows=0))
     assert in_memory == past_the_cap
     assert len(in_memory[0]) == 12 and len(in_memory[1]) == 8
+    # The BM25 index's own ranking, best first: the rows hold exactly its hits, with its scores.
+    ranking = store.lexical.search(["rollback", "migration"], ["c"], 20)
+    assert in_memory[0] == [(row_id, round(score, 5)) for row_id, score in ranking]
 
 
 @pytest.mark.parametrize("head_start", [1, 2, 3])
@@ -132,18 +133,13 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     assert [row["path"] for row in (await reader.fts_search(["fresh"], ["c"], 5))] == ["p7.md"]
 
 
-async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from hallouminate.storage import reader as reader_module
-
+async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     store.replace_files(
         "c", {f"p{i}.md": _rows(f"p{i}.md", [f"t {i}", f"u {i}"], seed=10 * i) for i in range(30)}
     )
     on_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
-    monkeypatch.setattr(reader_module, "OFF_LOOP_ROWS", 0)
-    off_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
+    off_the_loop = await AsyncReader(store, off_loop_rows=0).vector_search(_vec(40), ["c"], 10)
     assert on_the_loop == off_the_loop and on_the_loop[0]["path"] == "p4.md"
 
 

@@ -1,4 +1,5 @@
-"""The LanceDB store, on a real database in tmp_path (small random vectors, no model)."""
+"""The LanceDB store, on a real database in tmp_path (small random vectors, no model). Its rows are
+searched through the daemon's reader (storage/reader.py), as served."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
 
 DIM = 8
 
@@ -72,32 +74,36 @@ def test_same_path_in_two_corpora_is_independent(store: Store) -> None:
     assert _texts(store, "two", "a.md") == ["second corpus"]
 
 
-def test_fts_and_vector_search_respect_the_corpus_filter(store: Store) -> None:
+@pytest.mark.parametrize("in_memory_rows", [200_000, 0], ids=["in-memory", "lancedb"])
+async def test_bm25_and_vector_search_respect_the_corpus_filter(store: Store, in_memory_rows: int) -> None:
     store.replace_files("one", {"x.md": _rows("x.md", ["the rollback of migrations"], seed=1)})
     store.replace_files("two", {"y.md": _rows("y.md", ["rolling back a migration safely"], seed=2)})
-    hits = store.fts_search(["migration", "rollback"], ["one", "two"], 10)
+    reader = AsyncReader(store, in_memory_rows=in_memory_rows)
+    hits = await reader.fts_search(["migration", "rollback"], ["one", "two"], 10)
     assert {h["corpus"] for h in hits} == {"one", "two"}
     assert all(h["score"] > 0 for h in hits)
-    only_two = store.fts_search(["migration"], ["two"], 10)
+    only_two = await reader.fts_search(["migration"], ["two"], 10)
     assert [(h["corpus"], h["path"]) for h in only_two] == [("two", "y.md")]
-    assert store.fts_search(["migration"], [], 10) == []
+    assert await reader.fts_search(["migration"], [], 10) == []
 
-    nearest = store.vector_search(_vec(2), ["one", "two"], 10)
+    nearest = await reader.vector_search(_vec(2), ["one", "two"], 10)
     assert nearest[0]["path"] == "y.md"
     assert nearest[0]["score"] == pytest.approx(1.0, abs=1e-5)
-    assert [h["corpus"] for h in store.vector_search(_vec(2), ["one"], 10)] == ["one"]
+    assert [h["corpus"] for h in await reader.vector_search(_vec(2), ["one"], 10)] == ["one"]
     row = nearest[0]
     assert row["heading_path"] == ["Title", "Section 0"]
     assert (row["line_start"], row["line_end"], row["abs_path"]) == (1, 9, "/abs/y.md")
     assert "vector" not in row
 
 
-def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
+async def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
     corpus, path = "o'brien", "it's \"quoted\" ' OR '1'='1.md"
     store.replace_files("o", {"plain.md": _rows("plain.md", ["keyword here"])})
     store.replace_files(corpus, {path: _rows(path, ["keyword here too", "more"])})
     assert set(store.file_states(corpus)) == {path}
-    assert {h["corpus"] for h in store.fts_search(["keyword"], [corpus], 10)} == {corpus}
+    for reader in (AsyncReader(store), AsyncReader(store, in_memory_rows=0)):
+        assert {h["corpus"] for h in await reader.fts_search(["keyword"], [corpus], 10)} == {corpus}
+        assert {h["corpus"] for h in await reader.vector_search(_vec(0), [corpus], 10)} == {corpus}
     store.replace_files(corpus, {path: _rows(path, ["replaced"])})
     assert _texts(store, corpus, path) == ["replaced"]
     store.update_stats(corpus, path, 5, 6)
@@ -121,16 +127,18 @@ def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> Non
     first.replace_files("c", {"a.md": _rows("a.md", ["persisted"])})
     again = Store(tmp_path / "db", DIM)
     assert _texts(again, "c", "a.md") == ["persisted"]
-    assert again.fts_search(["persisted"], ["c"], 5)
+    assert again.lexical.search(["persisted"], ["c"], 5)  # the BM25 index is rebuilt from the table
     rebuilt = Store(tmp_path / "db", DIM * 2)
     assert rebuilt.count_rows() == 0
 
 
-def test_optimize_keeps_results(store: Store) -> None:
+async def test_optimize_keeps_results(store: Store) -> None:
     for i in range(5):
         store.replace_files("c", {f"f{i}.md": _rows(f"f{i}.md", [f"document number {i} about caching"])})
+    reader = AsyncReader(store)
+    before = await reader.fts_search(["caching"], ["c"], 10)
     store.optimize()
-    assert len(store.fts_search(["caching"], ["c"], 10)) == 5
+    assert len(before) == 5 and await reader.fts_search(["caching"], ["c"], 10) == before
 
 
 def test_readers_never_see_a_half_replaced_file(store: Store) -> None:

@@ -16,6 +16,7 @@ from wiki_world import World, call, problem, refused, temp_files, world
 
 from conftest import mcp_session
 from hallouminate.client import connect_or_spawn
+from path_attacks import snapshot
 
 START = "<!-- HALLOUMINATE:INDEX-START -->"
 END = "<!-- HALLOUMINATE:INDEX-END -->"
@@ -376,25 +377,18 @@ async def test_delete_prunes_the_rows_and_the_index_lists(w: World) -> None:
     assert temp_files(wiki) == []
 
 
-async def test_corpus_rules_single_root_explicit_corpus_and_globs(w: World) -> None:
+async def test_corpus_rules_explicit_corpus_and_globs(w: World) -> None:
     cwd, _, wiki = repo_with(w, "rules", {"index.md": f"# Rules\n\n{START}\n{END}\n"})
     repo = Path(cwd)
     (repo / "docs").mkdir()
     (repo / "docs" / ".gitignore").write_text("private/\n")
-    (repo / "more").mkdir()
     layer = repo / ".hallouminate" / "config.toml"
     layer.write_text(
         layer.read_text()
-        + '\n[[corpus]]\nname = "notes"\npaths = ["docs"]\nglobs = ["**/*.md", "logs/*.txt"]\nexclude = ["drafts/"]\n'
-        + '\n[[corpus]]\nname = "both"\npaths = ["docs", "more"]\n'
+        + '\n[[corpus]]\nname = "notes"\npaths = ["docs"]\nglobs = ["**/*.md", "logs/*.txt", "README"]\nexclude = ["drafts/"]\n'
         + '\n[[corpus]]\nname = "gone"\npaths = ["absent"]\n'
     )
     async with mcp_session(w.box) as s:
-        multi = await refused(s, "add_markdown", cwd=cwd, corpus="both", path="x.md", content="# X\n")
-        assert problem(multi) == "multi-root" and "single-root" in multi.message
-        assert (
-            problem(await refused(s, "delete_markdown", cwd=cwd, corpus="both", path="x.md")) == "multi-root"
-        )
         nameless = await refused(s, "add_markdown", cwd=cwd, path="x.md", content="# X\n")
         assert "corpus" in nameless.message
         unknown = await refused(
@@ -410,6 +404,10 @@ async def test_corpus_rules_single_root_explicit_corpus_and_globs(w: World) -> N
         )
         assert log["action"] == "created" and log["index_files"] == [] and log["warnings"] == []
         assert (repo / "docs/logs/today.txt").read_text() == "not markdown"
+        # "Is this Markdown?" has one answer: the indexer parses a file without a suffix as Markdown, so
+        # the lint reads it as Markdown too.
+        readme = await call(s, "add_markdown", cwd=cwd, corpus="notes", path="README", content="Intro.\n")
+        assert "missing-title" in {x["code"] for x in readme["warnings"]}
         page = await call(s, "add_markdown", cwd=cwd, corpus="notes", path="guide.md", content="# Guide\n")
         assert page["index_files"] == [] and not (repo / "docs/index.md").exists()
         for path in ("script.py", "logs/deep/today.txt", "drafts/wip.md", "private/key.md"):
@@ -418,6 +416,91 @@ async def test_corpus_rules_single_root_explicit_corpus_and_globs(w: World) -> N
             assert not (repo / "docs" / path).exists()
         # The wiki's index.md with markers is not touched by a write to another corpus.
         assert (wiki / "index.md").read_text() == f"# Rules\n\n{START}\n{END}\n"
+
+
+async def test_a_multi_root_corpus_is_written_in_its_first_root_only(w: World) -> None:
+    """Writes go to the first root; a later root is never changed, and a write that starts or stops
+    hiding a later root's copy of the same path says so (the corpus shows the first root's copy)."""
+    cwd, _, _ = repo_with(w, "multi", {})
+    repo = Path(cwd)
+    first, later = repo / "docs", repo / "more"
+    (first / "guides").mkdir(parents=True)
+    (first / "guides" / "keep.md").write_text("# Keep\n\nKept.\n")
+    (later / "guides").mkdir(parents=True)
+    old_shared = "# Shared\n\nThe saffron heron copy lives in the later root.\n"
+    (later / "shared.md").write_text(old_shared)
+    (later / "guides" / "only-later.md").write_text("# Only later\n\nThe cobalt lemur naps.\n")
+    layer = repo / ".hallouminate" / "config.toml"
+    layer.write_text(
+        layer.read_text()
+        + '\n[[corpus]]\nname = "both"\npaths = ["docs", "more"]\n'
+        + '\n[[corpus]]\nname = "first-gone"\npaths = ["absent", "more"]\n'
+    )
+    untouched = snapshot(later)
+    base = {"cwd": cwd, "corpus": "both"}
+    async with mcp_session(w.box) as s:
+        # A new page: in the first root, readable and searchable at once.
+        page = "# Fresh\n\nThe tangerine okapi sorts the mail.\n"
+        made = await call(s, "add_markdown", **base, path="guides/fresh.md", content=page)
+        assert made["action"] == "created" and made["warnings"] == []
+        assert made["absolute_path"] == str(first / "guides" / "fresh.md")
+        assert (first / "guides" / "fresh.md").read_text() == page
+        assert made["index_files"] == [] and made["reindexed"] == ["guides/fresh.md"]
+        assert (await call(s, "read_markdown", **base, path="guides/fresh.md"))["content"] == page
+        assert (await paths_found(s, cwd, "both", "tangerine okapi sorts the mail"))[0] == "guides/fresh.md"
+
+        # The path exists in a later root: it is a page of the corpus, so a create is refused...
+        clash = await refused(s, "add_markdown", **base, path="shared.md", content="# Shared\n")
+        assert problem(clash) == "exists" and clash.data["later_copy"] == str(later / "shared.md")
+        assert str(later / "shared.md") in clash.message and "overwrite: true" in clash.message
+        assert not (first / "shared.md").exists()
+        # ...and an overwrite writes the first root's copy, which the corpus shows from then on.
+        new_shared = "# Shared\n\nThe vermilion ibis copy lives in the first root.\n"
+        shadowing = await call(
+            s, "add_markdown", **base, path="shared.md", content=new_shared, overwrite=True
+        )
+        assert shadowing["action"] == "created" and shadowing["absolute_path"] == str(first / "shared.md")
+        assert [x["code"] for x in shadowing["warnings"]] == ["shadows-later-copy"]
+        assert str(later / "shared.md") in shadowing["warnings"][0]["message"]
+        read = await call(s, "read_markdown", **base, path="shared.md")
+        assert read["content"] == new_shared and read["absolute_path"] == str(first / "shared.md")
+        assert (await paths_found(s, cwd, "both", "vermilion ibis copy first root"))[0] == "shared.md"
+        assert "saffron" not in await snippets_of(s, cwd, "both", "saffron heron copy", "shared.md")
+        listed = {f["path"]: f["absolute_path"] for f in (await call(s, "list_files", **base))["files"]}
+        assert listed["shared.md"] == str(first / "shared.md")
+        assert listed["guides/only-later.md"] == str(later / "guides" / "only-later.md")
+
+        # A page only a later root holds is never edited or deleted there.
+        edit = await refused(
+            s, "add_markdown", **base, path="guides/only-later.md", content="x", replace_match="naps"
+        )
+        assert problem(edit) == "not-in-first-root" and "overwrite: true" in edit.message
+        assert edit.data["later_copy"] == str(later / "guides" / "only-later.md")
+        gone = await refused(s, "delete_markdown", **base, path="guides/only-later.md")
+        assert problem(gone) == "not-in-first-root" and "nothing was deleted" in gone.message
+        assert not (first / "guides" / "only-later.md").exists()
+        # A plain miss lists the first root's files: the only ones a write can change.
+        missing = await refused(s, "delete_markdown", **base, path="guides/nope.md")
+        assert problem(missing) == "missing" and missing.data["entries"] == ["fresh.md", "keep.md"]
+
+        # Deleting the first root's copy shows the later one again, in reads and in search.
+        deleted = await call(s, "delete_markdown", **base, path="shared.md")
+        assert deleted["deleted"] is True and not (first / "shared.md").exists()
+        assert [x["code"] for x in deleted["warnings"]] == ["later-copy-shown"]
+        assert deleted["reindexed"] == ["shared.md"]
+        read = await call(s, "read_markdown", **base, path="shared.md")
+        assert read["content"] == old_shared and read["absolute_path"] == str(later / "shared.md")
+        assert (await paths_found(s, cwd, "both", "saffron heron copy later root"))[0] == "shared.md"
+        assert "vermilion" not in await snippets_of(s, cwd, "both", "vermilion ibis copy", "shared.md")
+
+        # The first root must exist: a write never falls back to a later one.
+        no_first = await refused(
+            s, "add_markdown", cwd=cwd, corpus="first-gone", path="x.md", content="# X\n"
+        )
+        assert problem(no_first) == "no-root" and "first root" in no_first.message
+        assert not (repo / "absent").exists() and not (later / "x.md").exists()
+    assert snapshot(later) == untouched, "a later root is never written"
+    assert temp_files(first) == [] and temp_files(later) == []
 
 
 async def status_counters() -> dict[str, int]:

@@ -10,9 +10,10 @@ from hallouminate.indexing.walker import walk_corpus
 
 
 class IndexedFile(Protocol):
-    """What the stats need of a stored file state (``storage.FileState`` has it)."""
+    """What the stats need of a stored file state (``storage.FileState`` has it; read-only, as it is)."""
 
-    indexed_at_ms: int
+    @property
+    def indexed_at_ms(self) -> int: ...
 
 
 def corpus_stats(spec: CorpusSpec, states: Mapping[str, IndexedFile], chunk_count: int) -> dict[str, Any]:

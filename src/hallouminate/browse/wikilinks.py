@@ -25,8 +25,9 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from hallouminate.config import CorpusSpec
-from hallouminate.indexing.walker import walk_corpus
-from hallouminate.sandbox import check_leaf, check_relative_path, resolve_inside
+from hallouminate.errors import InvalidParams
+from hallouminate.indexing.walker import corpus_files
+from hallouminate.sandbox import check_leaf, check_relative_path, read_file, resolve_inside
 
 # Pages larger than this are not scanned for links (the indexer's default max_file_bytes).
 SCAN_MAX_BYTES = 4 * 1024 * 1024
@@ -85,7 +86,7 @@ def backlinks(spec: CorpusSpec, path: str) -> dict[str, Any]:
         except OSError:
             continue
         check_leaf(path, info.st_mode)
-    files = walk_corpus(spec)
+    files = corpus_files(spec)
     listed = {rel for rel, _ in files}
     if path not in listed and f"{path}.md" in listed:
         path = f"{path}.md"
@@ -94,10 +95,10 @@ def backlinks(spec: CorpusSpec, path: str) -> dict[str, Any]:
     for rel in pages:
         stems.setdefault(_stem(rel), set()).add(rel)
     found: list[str] = []
-    for rel, absolute in files:
+    for rel, root in files:
         if rel == path:
             continue
-        text = _read_text(absolute)
+        text = _read_text(root, rel)
         if text is None or "[[" not in text:
             continue
         for link in parse_wikilinks(text):
@@ -123,21 +124,12 @@ def _stem(rel: str) -> str:
     return name.removesuffix(".md")
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(root: Path, rel: str) -> str | None:
     """The page's text, or None when it cannot be read safely (gone, a symlink swapped in, too big)."""
     try:
-        # O_NOFOLLOW: the walk saw a regular file; a symlink put there since is not followed.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(SCAN_MAX_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > SCAN_MAX_BYTES:
+        # Through the sandbox: the walk saw a regular file; a link put on its way since is not followed.
+        data, _ = read_file(root, rel, max_bytes=SCAN_MAX_BYTES)
+    except (InvalidParams, OSError):
         return None
     return data.decode("utf-8", errors="replace")
 

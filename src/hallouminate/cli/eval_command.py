@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hallouminate.protocol import limits
+
 if TYPE_CHECKING:
     from hallouminate.client import DaemonConnection
     from hallouminate.evaluation import Golden
 
-# `ground` accepts top_files up to 100 (protocol/schemas.py); MRR is read over at least the top 10 files.
-MAX_K = 100
+# `ground` returns at most TOP_FILES.high files; MRR is read over at least the top 10 files.
+MAX_K = limits.TOP_FILES.high
 MIN_DEPTH = 10
 # Kept equal to hallouminate.evaluation.history.DEFAULT_THRESHOLD by a test: importing the evaluation
 # package here would load PyYAML on every start of the CLI (including `serve`).

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from hallouminate import __version__
+from hallouminate.protocol import limits
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,6 +92,15 @@ def daemon_restart() -> None:
 
 
 # -- indexing and search ---------------------------------------------------------------------------------
+def _range(bound: limits.Range) -> click.IntRange:
+    # The request's own bounds (protocol/limits.py): a wrong value is refused naming the flag and range.
+    return click.IntRange(bound.low, bound.high)
+
+
+def _help(what: str, bound: limits.Range) -> str:
+    return f"{what} (default {bound.default}, or the config's [search] {bound.name})."
+
+
 @cli.command()
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -112,10 +122,18 @@ def index(corpus: str | None, fmt: str) -> None:
 @click.argument("query")
 @click.option("--corpus", help="Search only this corpus (default: every corpus, this repo's wiki first).")
 @click.option("--format", "fmt", type=click.Choice(["outline", "json"]), default="outline", show_default=True)
-@click.option("--top-files", type=int, help="Files to return (default 10).")
-@click.option("--chunks-per-file", type=int, help="Chunks shown per file (default 3).")
-@click.option("--limit", type=int, help="Candidate chunks per ranking signal (default 50).")
-@click.option("--snippet-chars", type=int, help="Snippet length (default 240).")
+@click.option("--top-files", type=_range(limits.TOP_FILES), help=_help("Files to return", limits.TOP_FILES))
+@click.option(
+    "--chunks-per-file",
+    type=_range(limits.CHUNKS_PER_FILE),
+    help=_help("Chunks shown per file", limits.CHUNKS_PER_FILE),
+)
+@click.option(
+    "--limit", type=_range(limits.LIMIT), help=_help("Candidate chunks per ranking signal", limits.LIMIT)
+)
+@click.option(
+    "--snippet-chars", type=_range(limits.SNIPPET_CHARS), help=_help("Snippet length", limits.SNIPPET_CHARS)
+)
 @click.option(
     "--match",
     type=click.Choice(["ranked", "phrase"]),

@@ -9,12 +9,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hallouminate import xdg
 from hallouminate.errors import HallouminateError, Retryable, from_kind
 from hallouminate.protocol import decode_body, encode_frame, read_frame, request_message
 
 
 class DaemonUnavailable(Retryable):
     """No daemon answers on the socket (or it went away mid-request)."""
+
+
+def unavailable(socket: Path, problem: str) -> DaemonUnavailable:
+    """The daemon cannot be reached: ``problem`` says why and what to do; the message and ``data`` add
+    the socket and the daemon's log, where a user looks next (docs/mcp.md promises both)."""
+    log = xdg.log_file()
+    where = f"daemon log {log}" if str(socket) in problem else f"socket {socket}; daemon log {log}"
+    return DaemonUnavailable(
+        f"{problem} ({where})", {"retryable": True, "socket": str(socket), "log": str(log)}
+    )
+
+
+def _lost(socket: Path, how: str) -> DaemonUnavailable:
+    return unavailable(
+        socket,
+        f"the daemon went away before answering ({how}): it exited or crashed; send the request again, a "
+        "new daemon starts on the next call (a write may or may not have been applied: read before "
+        "repeating it)",
+    )
 
 
 ProgressCallback = Callable[[dict[str, Any]], None]
@@ -39,9 +59,7 @@ class DaemonConnection:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
         except (OSError, TimeoutError) as exc:
-            raise DaemonUnavailable(
-                f"no daemon answers on {path}: {exc}", {"socket": str(path), "retryable": True}
-            ) from None
+            raise unavailable(path, f"no daemon answers on {path}: {exc or type(exc).__name__}") from None
         return cls(reader, writer, path)
 
     @property
@@ -72,9 +90,7 @@ class DaemonConnection:
                 await self._writer.drain()
             answer = await asyncio.wait_for(future, timeout)
         except (ConnectionError, BrokenPipeError) as exc:
-            raise DaemonUnavailable(
-                f"connection to the daemon was lost: {exc}", {"retryable": True}
-            ) from None
+            raise _lost(self.path, f"connection lost: {exc}") from None
         finally:
             self._pending.pop(rid, None)
             self._progress.pop(rid, None)
@@ -88,7 +104,7 @@ class DaemonConnection:
         )
 
     async def _read_loop(self) -> None:
-        error: HallouminateError = DaemonUnavailable("the daemon closed the connection", {"retryable": True})
+        error: HallouminateError = _lost(self.path, "it closed the connection")
         try:
             while True:
                 body = await read_frame(self._reader)
@@ -107,7 +123,7 @@ class DaemonConnection:
                 if future is not None and not future.done():
                     future.set_result(message)
         except (OSError, asyncio.IncompleteReadError) as exc:
-            error = DaemonUnavailable(f"connection to the daemon was lost: {exc}", {"retryable": True})
+            error = _lost(self.path, f"connection lost: {exc}")
         except HallouminateError as exc:
             error = exc
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -17,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate import __version__, xdg
-from hallouminate.client.connection import DaemonConnection, DaemonUnavailable
-from hallouminate.errors import HallouminateError, Internal
+from hallouminate.client.connection import DaemonConnection, DaemonUnavailable, unavailable
+from hallouminate.errors import HallouminateError
 from hallouminate.protocol import PROTOCOL_VERSION
 
 SPAWN_TIMEOUT = 60.0
 _POLL = 0.05
+# The longest path a Unix socket can be bound to (sun_path, its terminating NUL excluded).
+SOCKET_PATH_MAX_BYTES = 107 if sys.platform.startswith("linux") else 103
+_ELSEWHERE = "set HALLOUMINATE_SOCKET to a path in a private directory of yours"
 
 
 def lock_path_for(socket: Path) -> Path:
@@ -94,6 +98,53 @@ async def stop_daemon(socket: Path | None = None, timeout: float = 15.0) -> bool
     return await wait_for_exit(path, timeout)
 
 
+def socket_problem(socket: Path) -> str | None:
+    """Why no daemon could ever listen on ``socket`` (cause and fix), or None when nothing stops one.
+
+    Checked before spawning, when nothing answered: a daemon started on such a path could only fail, and
+    the failure read as a bare OSError.
+    """
+    size = len(os.fsencode(socket))
+    if size > SOCKET_PATH_MAX_BYTES:
+        return (
+            f"the daemon socket path {socket} is {size} bytes long, more than the "
+            f"{SOCKET_PATH_MAX_BYTES} a Unix socket path may have; set HALLOUMINATE_SOCKET to a shorter path"
+        )
+    try:
+        info = os.lstat(socket)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:  # ENOTDIR: a parent is a file; EACCES: a parent we may not search
+        return (
+            _parent_problem(socket)
+            or f"the daemon socket path {socket} cannot be used: {exc.strerror}; {_ELSEWHERE}"
+        )
+    if info is not None and not stat.S_ISSOCK(info.st_mode):
+        return (
+            f"{socket} exists and is not a socket, so no daemon can listen there (hallouminate replaces only "
+            f"a socket left by a dead daemon, never another file); move it away or {_ELSEWHERE}"
+        )
+    return _parent_problem(socket)
+
+
+def _parent_problem(socket: Path) -> str | None:
+    # The nearest existing ancestor must be a directory: the daemon creates the rest.
+    for parent in socket.parents:
+        try:
+            info = os.stat(parent)
+        except (FileNotFoundError, NotADirectoryError):  # missing, or below the file found further up
+            continue
+        except OSError as exc:
+            return f"the daemon socket directory {parent} cannot be used: {exc.strerror}; {_ELSEWHERE}"
+        if not stat.S_ISDIR(info.st_mode):
+            return (
+                f"{parent} is not a directory, so the daemon socket {socket} cannot be created under it; "
+                f"{_ELSEWHERE}"
+            )
+        return None
+    return None
+
+
 def spawn_daemon(socket: Path) -> subprocess.Popen[bytes]:
     socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = dict(os.environ)
@@ -122,7 +173,10 @@ def _tail(path: Path, lines: int = 5) -> str:
 async def connect_or_spawn(
     socket: Path | None = None, *, spawn: bool = True, timeout: float = SPAWN_TIMEOUT
 ) -> DaemonConnection:
-    """A connection to a daemon of our own version, starting one if needed."""
+    """A connection to a daemon of our own version, starting one if needed.
+
+    Every way of failing raises ``DaemonUnavailable`` (retryable; ``data`` names the socket and the log).
+    """
     path = socket or xdg.socket_path()
     found = await _try_connect(path)
     if found is not None:
@@ -137,17 +191,22 @@ async def connect_or_spawn(
         finally:
             await conn.close()
         if not await wait_for_exit(path):
-            raise Internal(
+            raise unavailable(
+                path,
                 f"a daemon of version {info.get('version')!r} on {path} did not stop; "
                 f"stop it with `hallouminate daemon stop` and retry",
-                {"socket": str(path), "retryable": True},
             )
+    problem = socket_problem(path)
+    if problem is not None:
+        raise unavailable(path, problem)
     if not spawn:
-        raise DaemonUnavailable(
-            f"no daemon is running on {path}; start one with `hallouminate daemon run`",
-            {"socket": str(path), "retryable": True},
-        )
-    proc = spawn_daemon(path)
+        raise unavailable(path, f"no daemon is running on {path}; start one with `hallouminate daemon run`")
+    try:
+        proc = spawn_daemon(path)
+    except OSError as exc:  # the directory or the spawn log cannot be created, the interpreter is gone
+        raise unavailable(
+            path, f"could not start the daemon on {path}: {exc}; fix that, or {_ELSEWHERE}"
+        ) from None
     deadline = time.monotonic() + timeout
     exited_at: float | None = None
     while time.monotonic() < deadline:
@@ -164,9 +223,9 @@ async def connect_or_spawn(
             break
         await asyncio.sleep(_POLL)
     detail = _tail(spawn_log_for(path))
-    raise Internal(
+    raise unavailable(
+        path,
         f"could not start the daemon on {path}"
         + (f": {detail}" if detail else "")
-        + f"; see {spawn_log_for(path)} and {xdg.log_file()}",
-        {"socket": str(path), "retryable": True},
+        + f"; fix what its early output ({spawn_log_for(path)}) or its log says, and retry",
     )

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 IDLE_EXIT_SECS = 900.0
-TOP_FILES = 10
-CHUNKS_PER_FILE = 3
-LIMIT = 50
-SNIPPET_CHARS = 240
+# The [search] settings' defaults live with their bounds: hallouminate.protocol.limits (TOP_FILES.default...).
 # The most tokens the model sees for one chunk, breadcrumb and [CLS]/[SEP] included. MiniLM reads 256
 # (anything longer would be silently truncated, so the indexer also clamps to the model's maximum) but was
 # fine-tuned on 128-token texts: 128-token chunks rank better (docs/adr/0012-ranking.md).

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from hallouminate.config import defaults
 from hallouminate.errors import InvalidParams
+from hallouminate.protocol import limits
 
 # Tables holding single values, with the type check of each key.
 Scalar = str | int | float | Path
@@ -148,6 +149,17 @@ class _Parser:
             raise self.fail(where, f"must be a positive integer, got {value!r}")
         return value
 
+    def bounded_int(self, bound: limits.Range) -> Callable[[str, Any], int]:
+        """The check of a setting that is a request parameter's default: the request's own range, so a
+        value that validates here is one every request accepts (protocol/limits.py)."""
+
+        def check(where: str, value: Any) -> int:
+            if value not in bound:
+                raise self.fail(where, f"must be an integer from {bound.span}, got {value!r}")
+            return int(value)
+
+        return check
+
     def positive_number(self, where: str, value: Any) -> float:
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             raise self.fail(where, f"must be a positive number, got {value!r}")
@@ -188,10 +200,19 @@ class _Parser:
         items = self.string_list(where, value, allow_empty=False)
         return tuple(self.path(f"{where}[{i}]", v, base) for i, v in enumerate(items))
 
-    def name(self, where: str, value: Any, *, allow_colon: bool) -> str:
+    def name(self, where: str, value: Any, *, allow_colon: bool, corpus: str = "{}") -> str:
+        """A corpus or repository name; ``corpus`` makes the longest corpus name it names (a repository
+        derives repo:NAME:wiki and repo:NAME:corpus), which a request must be able to pass."""
         text = self.string(where, value)
         if not text:
             raise self.fail(where, "must not be empty")
+        longest = len(corpus.format(text))
+        if longest > limits.CORPUS_NAME_CHARS.high:
+            raise self.fail(
+                where,
+                f"is too long: it makes a corpus name of {longest} characters, and a request's corpus "
+                f"name may have {limits.CORPUS_NAME_CHARS.span} characters",
+            )
         if not allow_colon and ":" in text:
             raise self.fail(
                 where, f"{text!r} contains ':', which is reserved for derived repo:NAME:... names"
@@ -266,7 +287,7 @@ class _Parser:
             required=("name", "path"),
             optional=("wiki", "corpus_paths", "corpus_globs", "corpus_exclude"),
         )
-        name = self.name(f"{where} name", table["name"], allow_colon=False)
+        name = self.name(f"{where} name", table["name"], allow_colon=False, corpus="repo:{}:corpus")
         where = f"[[repository]] {name!r}"
         path = self.path(f"{where} path", table["path"])
         corpus_paths: tuple[Path, ...] = ()
@@ -324,12 +345,8 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
         "embeddings": {"model": p.string, "cache_dir": p.path},
         "storage": {"path": p.path},
         "daemon": {"idle_exit_secs": p.positive_number},
-        "search": {
-            "top_files": p.positive_int,
-            "chunks_per_file": p.positive_int,
-            "limit": p.positive_int,
-            "snippet_chars": p.positive_int,
-        },
+        # Each [search] key is the default of the `ground` parameter of the same name.
+        "search": {bound.name: p.bounded_int(bound) for bound in limits.SEARCH_SETTINGS},
         "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
         "discovery": {"max_depth": p.non_negative_int},
     }

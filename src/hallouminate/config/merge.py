@@ -15,6 +15,7 @@ from hallouminate.config import defaults
 from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar
 from hallouminate.config.types import CorpusSpec, Resolved, Settings
 from hallouminate.errors import InvalidParams
+from hallouminate.protocol import limits
 
 # Setting key (table.key, as written in a file) -> the `Settings` field it sets.
 SETTING_FIELDS: dict[str, str] = {
@@ -199,6 +200,13 @@ def _repository_for(cwd: Path, repositories: dict[str, RawRepository]) -> str | 
     return best.name if best else None
 
 
+def _search(s: dict[str, Scalar], bound: limits.Range) -> int:
+    """A [search] setting: the file's value, else its default from the limits table."""
+    value = s.get(f"search.{bound.name}", bound.default)
+    assert isinstance(value, int)  # the layer checked it; every [search] setting has a default
+    return value
+
+
 def _settings(s: dict[str, Scalar]) -> Settings:
     def get(key: str, default: Scalar) -> Scalar:
         return s.get(key, default)
@@ -209,10 +217,10 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         model_cache_dir=Path(get("embeddings.cache_dir", xdg.default_model_cache())),
         store_dir=Path(get("storage.path", xdg.default_store_dir())),
         idle_exit_secs=float(get("daemon.idle_exit_secs", defaults.IDLE_EXIT_SECS)),
-        top_files=int(get("search.top_files", defaults.TOP_FILES)),
-        chunks_per_file=int(get("search.chunks_per_file", defaults.CHUNKS_PER_FILE)),
-        limit=int(get("search.limit", defaults.LIMIT)),
-        snippet_chars=int(get("search.snippet_chars", defaults.SNIPPET_CHARS)),
+        top_files=_search(s, limits.TOP_FILES),
+        chunks_per_file=_search(s, limits.CHUNKS_PER_FILE),
+        limit=_search(s, limits.LIMIT),
+        snippet_chars=_search(s, limits.SNIPPET_CHARS),
         chunk_tokens=int(get("indexing.chunk_tokens", defaults.CHUNK_TOKENS)),
         max_file_bytes=int(get("indexing.max_file_bytes", defaults.MAX_FILE_BYTES)),
     )

@@ -12,6 +12,7 @@ from hallouminate.config.merge import SETTING_FIELDS, merge
 from hallouminate.config.resolve import find_repo_root, resolve
 from hallouminate.config.types import Resolved
 from hallouminate.errors import InvalidParams
+from hallouminate.protocol import limits
 
 
 def layer_root(file: Path) -> Path | None:
@@ -131,12 +132,12 @@ def baseline_template() -> str:
 #[daemon]
 #idle_exit_secs = {defaults.IDLE_EXIT_SECS:g}
 
-# Defaults of `ground`; a request may override each.
+# Defaults of `ground`; a request may override each. Each must lie in the range of its parameter.
 #[search]
-#top_files = {defaults.TOP_FILES}
-#chunks_per_file = {defaults.CHUNKS_PER_FILE}
-#limit = {defaults.LIMIT}
-#snippet_chars = {defaults.SNIPPET_CHARS}
+#top_files = {limits.TOP_FILES.default}  # {limits.TOP_FILES.span}
+#chunks_per_file = {limits.CHUNKS_PER_FILE.default}  # {limits.CHUNKS_PER_FILE.span}
+#limit = {limits.LIMIT.default}  # {limits.LIMIT.span}
+#snippet_chars = {limits.SNIPPET_CHARS.default}  # {limits.SNIPPET_CHARS.span}
 
 #[indexing]
 #chunk_tokens = {defaults.CHUNK_TOKENS}

@@ -318,7 +318,7 @@ class Runtime:
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
 
     async def ground(self, cwd: Path, args: dict[str, Any]) -> dict[str, Any]:
-        from hallouminate.search import ground_async
+        from hallouminate import search
 
         resolved = await self._resolve(cwd)
         corpus = args.get("corpus")
@@ -342,7 +342,7 @@ class Runtime:
         embed_query = self._batcher[1].embed
 
         with self._store_faults():
-            return await ground_async(
+            return await search.ground(
                 self._reader,
                 embed_query,
                 specs,

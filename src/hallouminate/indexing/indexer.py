@@ -25,9 +25,10 @@ from hallouminate.indexing.chunker import Chunk, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
-from hallouminate.indexing.ports import EmbedderPort, FileStateLike, StorePort
 from hallouminate.indexing.text_chunker import UnparseableFile, chunk_text
-from hallouminate.indexing.walker import matches, walk_corpus
+from hallouminate.indexing.walker import corpus_files, locate
+from hallouminate.ports import EmbedderPort, FileStateLike, StorePort
+from hallouminate.sandbox import file_format, is_markdown, read_file
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -38,8 +39,6 @@ EMBED_WINDOW = 8 * EMBED_BATCH
 # Commit once this many rows are ready: fewer, larger commits keep the fragment count down.
 FLUSH_ROWS = 512
 PROGRESS_EVERY_SECS = 0.5
-# Extensions chunked as plain text; .pdf and .json have their own chunkers, anything else is Markdown.
-TEXT_SUFFIXES = (".txt", ".text", ".log", ".rst")
 # [CLS] and [SEP] are part of the model's input but not of count_tokens().
 SPECIAL_TOKENS = 2
 
@@ -62,7 +61,7 @@ class Indexer:
         """Index every file of ``spec``; files gone from disk lose their rows."""
         with self._lock(spec.store_key):
             run = _Run(self, spec, progress)
-            files = walk_corpus(spec)
+            files = corpus_files(spec)
             on_disk = {rel for rel, _ in files}
             gone = sorted(p for p in run.states if p not in on_disk)
             return run.execute(files, gone)
@@ -70,15 +69,22 @@ class Indexer:
     def index_paths(
         self, spec: CorpusSpec, paths: list[str], progress: Progress | None = None
     ) -> dict[str, Any]:
-        """Refresh only these corpus-relative files (after a write or delete through hallouminate)."""
+        """Refresh only these corpus-relative files (after a write or delete, or a watcher batch).
+
+        A path the corpus would not list (``locate``: ignored, excluded, a symlink on the way) is never
+        read, whoever names it; its rows, if any, go.
+        """
         with self._lock(spec.store_key):
             run = _Run(self, spec, progress)
             files: list[tuple[str, Path]] = []
             gone: list[str] = []
             for rel in sorted(set(paths)):
-                found = _locate(spec, _check_rel(rel))
-                if found is not None:
-                    files.append((rel, found))
+                try:
+                    root = locate(spec, rel)
+                except InvalidParams as exc:
+                    raise InvalidParams(f"not a corpus-relative path: {exc.message}", exc.data) from None
+                if root is not None:
+                    files.append((rel, root))
                 elif rel in run.states:
                     gone.append(rel)
             return run.execute(files, gone)
@@ -86,14 +92,14 @@ class Indexer:
 
 def chunk_file(rel: str, data: bytes, count_tokens: Callable[[str], int], budget: int) -> Any:
     """Chunk one file by its format (from its extension); Markdown for anything not listed."""
-    suffix = PurePosixPath(rel).suffix.lower()
+    kind = file_format(rel)
     title = PurePosixPath(rel).name
-    if suffix == ".pdf":
+    if kind == "pdf":
         return chunk_pdf(data, count_tokens, budget, title=title)
     text = data.decode("utf-8-sig")
-    if suffix in TEXT_SUFFIXES:
+    if kind == "text":
         return chunk_text(text, count_tokens, budget, title=title)
-    if suffix == ".json":
+    if kind == "json":
         return chunk_json(text, count_tokens, budget, title=title)
     return chunk_markdown(text, count_tokens, budget)
 
@@ -102,7 +108,7 @@ def file_keywords(rel: str, data: bytes, page: Any) -> list[str]:
     """The page's keywords. Markdown: frontmatter tags first, headings weighted. The other formats'
     breadcrumbs are a file name or a page number, so only their chunk texts count."""
     chunks = list(page.chunks)
-    if not _is_markdown(rel):
+    if not is_markdown(rel):
         return page_keywords(chunks, headings=False)
     fields = getattr(page, "fields", None)
     if isinstance(fields, Mapping):
@@ -110,36 +116,6 @@ def file_keywords(rel: str, data: bytes, page: Any) -> list[str]:
     else:  # a chunker that does not expose the frontmatter: the minimal reader
         tags = frontmatter_tags(data.decode("utf-8-sig", errors="replace"))
     return page_keywords(chunks, tags=tags)
-
-
-def _is_markdown(rel: str) -> bool:
-    return PurePosixPath(rel).suffix.lower() not in (*TEXT_SUFFIXES, ".pdf", ".json")
-
-
-def _check_rel(rel: str) -> str:
-    parts = PurePosixPath(rel).parts
-    if not rel or rel.startswith("/") or any(p in ("..", ".") for p in parts) or "\\" in rel:
-        raise InvalidParams(f"not a corpus-relative path: {rel!r}", {"path": rel})
-    return rel
-
-
-def _locate(spec: CorpusSpec, rel: str) -> Path | None:
-    if not matches(spec, rel):
-        return None
-    for root in spec.roots:
-        candidate = root / rel
-        if candidate.is_file() and not _has_symlink(root, rel):
-            return candidate
-    return None
-
-
-def _has_symlink(root: Path, rel: str) -> bool:
-    current = root
-    for part in PurePosixPath(rel).parts:
-        current = current / part
-        if current.is_symlink():
-            return True
-    return False
 
 
 @dataclass
@@ -214,9 +190,9 @@ class _Run:
     def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> dict[str, Any]:
         if gone:
             self.store.delete_files(self.spec.store_key, gone)
-        for done, (rel, path) in enumerate(files):
+        for done, (rel, root) in enumerate(files):
             self.report(done, len(files), rel)
-            self.visit(rel, path)
+            self.visit(rel, root)
         self.embed(flush_all=True)
         self.flush()
         if self.touched:
@@ -248,9 +224,9 @@ class _Run:
     def skip(self, rel: str, reason: str) -> None:
         self.skipped.append({"path": rel, "reason": reason})
 
-    def visit(self, rel: str, path: Path) -> None:
+    def visit(self, rel: str, root: Path) -> None:
+        path = root / rel
         try:
-            # Taken before reading: if the file changes meanwhile, the next run sees a new stat.
             st = os.stat(path, follow_symlinks=False)
         except OSError as exc:
             self.skip(rel, f"cannot stat: {exc.strerror or exc}")
@@ -262,13 +238,15 @@ class _Run:
             self.skip(rel, f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
             return
         try:
-            with open(path, "rb") as f:
-                data = f.read(self.max_bytes + 1)
-        except OSError as exc:
-            self.skip(rel, f"cannot read: {exc.strerror or exc}")
-            return
-        if len(data) > self.max_bytes:
-            self.skip(rel, f"larger than max_file_bytes (> {self.max_bytes})")
+            # Through the sandbox, never following a link: a directory or the file itself swapped for a
+            # symlink since the walk is refused, not read. The stat is the one the bytes were read under
+            # (taken before reading: if the file changes meanwhile, the next run sees a new stat).
+            data, st = read_file(root, rel, max_bytes=self.max_bytes)
+        except InvalidParams as exc:
+            if "limit" in exc.data:
+                self.skip(rel, f"larger than max_file_bytes (> {self.max_bytes})")
+            else:
+                self.skip(rel, f"cannot read: {exc.message}")
             return
         digest = hashlib.sha256(data).hexdigest()
         if old is not None and old.content_hash == digest:

@@ -3,7 +3,9 @@
 Patterns use gitignore semantics (``**/*.md``, ``guides/**/*.md``, ``drafts/``) relative to each root,
 never to the process cwd or ``/``. ``.gitignore``, ``.ignore`` and ``.git/info/exclude`` are honoured (see
 ``hallouminate.ignore``). Symlinks are not followed and not listed (a link could lead out of the corpus or
-into a loop, and the sandbox refuses to read through one anyway); ``.git`` directories are skipped.
+into a loop, and the sandbox refuses to read through one anyway); ``.git`` directories are skipped, and so
+are names the sandbox would refuse (a backslash or a control character in them): a listed file can always
+be read, and ``locate`` agrees with the walk on every path.
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from pathlib import Path
 import pathspec
 
 from hallouminate.config import CorpusSpec
+from hallouminate.errors import InvalidParams
 from hallouminate.ignore import IgnoreRules, compile_gitignore, path_ignored
+from hallouminate.sandbox import (
+    check_leaf,
+    check_relative_path,
+    is_safe_relative_path,
+    resolve_inside,
+    walk_tree,
+)
 
 SKIP_DIRS = frozenset({".git"})
 
@@ -25,13 +35,37 @@ def compile_patterns(patterns: tuple[str, ...] | list[str]) -> pathspec.PathSpec
 
 def walk_corpus(spec: CorpusSpec) -> list[tuple[str, Path]]:
     """Sorted ``(corpus-relative '/' path, absolute path)`` pairs; the first root wins a duplicate path."""
+    return [(rel, root / rel) for rel, root in corpus_files(spec)]
+
+
+def corpus_files(spec: CorpusSpec) -> list[tuple[str, Path]]:
+    """Sorted ``(corpus-relative '/' path, the root holding it)`` pairs; the first root wins a duplicate."""
     include = compile_patterns(spec.globs)
     exclude = compile_patterns(spec.exclude)
     found: dict[str, Path] = {}
     for root in spec.roots:
-        for rel, path in walk_root(root, include, exclude):
-            found.setdefault(rel, path)
+        for rel in walk_root(root, include, exclude):
+            found.setdefault(rel, root)
     return sorted(found.items())
+
+
+def locate(spec: CorpusSpec, rel: str) -> Path | None:
+    """The root whose file ``rel`` the corpus shows (the first listing it, as in a walk), or None.
+
+    ``InvalidParams`` if ``rel`` is no safe corpus-relative path.
+    """
+    check_relative_path(rel)
+    return next((root for root in spec.roots if listed_in(spec, root, rel)), None)
+
+
+def listed_in(spec: CorpusSpec, root: Path, rel: str) -> bool:
+    """Whether a walk of ``root`` lists ``rel``: a regular file reached without a symlink (the sandbox's
+    ``lstat`` walk), matching the patterns, not ignored. Nothing is opened."""
+    try:
+        check_leaf(rel, os.lstat(resolve_inside(root, rel, must_exist=True)).st_mode)
+    except (InvalidParams, OSError):
+        return False
+    return why_not_listed(spec, root, rel) is None
 
 
 def matches(spec: CorpusSpec, rel: str) -> bool:
@@ -58,24 +92,19 @@ def why_not_listed(spec: CorpusSpec, root: Path, rel: str) -> str | None:
     return None
 
 
-def walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec) -> list[tuple[str, Path]]:
-    """The files of one root, unsorted."""
-    out: list[tuple[str, Path]] = []
+def walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec) -> list[str]:
+    """The corpus-relative paths of the files of one root, unsorted."""
+    out: list[str] = []
     if not root.is_dir():
         return out
-    base = IgnoreRules.for_root(root)
-    # Depth-first with an explicit stack: no recursion limit, and each directory is listed exactly once.
-    stack: list[tuple[str, str, IgnoreRules]] = [("", str(root), base)]
-    while stack:
-        rel_dir, abs_dir, rules = stack.pop()
-        try:
-            with os.scandir(abs_dir) as it:
-                entries = list(it)
-        except OSError:
-            # An unreadable directory is skipped, not fatal: the rest of the corpus still indexes.
-            continue
-        rules = rules.enter(rel_dir, Path(abs_dir), {e.name for e in entries})
-        for entry in entries:
+    # The rules in force in each directory still to be listed, by its rel_dir.
+    pending: dict[str, IgnoreRules] = {"": IgnoreRules.for_root(root)}
+    # Through directory descriptors, never following a link (the sandbox's walk): each directory is
+    # listed exactly once, and one swapped for a symlink meanwhile is not entered.
+    for listing in walk_tree(root):
+        rel_dir = listing.rel_dir
+        rules = pending.pop(rel_dir).enter(rel_dir, listing.path, {e.name for e in listing.entries})
+        for entry in listing.entries:
             name = entry.name
             try:
                 if entry.is_symlink():
@@ -87,7 +116,8 @@ def walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec
                     # Prune: excluded and ignored directories are never descended into.
                     if exclude.match_file(rel + "/") or rules.ignored(rel, is_dir=True):
                         continue
-                    stack.append((rel + "/", entry.path, rules))
+                    pending[rel + "/"] = rules
+                    listing.descend.append(name)
                 elif entry.is_file(follow_symlinks=False):
                     rel = rel_dir + name
                     # Cheapest test first: most files of a source tree fail the include globs.
@@ -95,8 +125,9 @@ def walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec
                         include.match_file(rel)
                         and not exclude.match_file(rel)
                         and not rules.ignored(rel, is_dir=False)
+                        and is_safe_relative_path(rel)
                     ):
-                        out.append((rel, Path(entry.path)))
+                        out.append(rel)
             except OSError:
                 continue
     return out

@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 from hallouminate.errors import InvalidParams
+from hallouminate.protocol.limits import PATH_MAX_BYTES
 
-# PATH_MAX on Linux: no longer path can name a directory, and the check must not cost more than a stat.
-MAX_CWD_BYTES = 4096
+# No longer path can name a directory, and the check must not cost more than a stat.
+MAX_CWD_BYTES = PATH_MAX_BYTES
 
 
 def _shown(cwd: str) -> str:

@@ -9,19 +9,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from hallouminate.protocol.limits import (
+    CHUNKS_PER_FILE,
+    CONTENT_CHARS,
+    CORPUS_NAME_CHARS,
+    COUNTS_MAX_FILES,
+    LIMIT,
+    PAGE_MAX_BYTES,
+    PATH_CHARS,
+    PHRASE_CHARS,
+    QUERY_CHARS,
+    REPLACE_LINE,
+    REPLACE_MATCH_CHARS,
+    SCAN_CAP,
+    SNIPPET_CHARS,
+    TOP_FILES,
+    UNDER_HEADING_CHARS,
+)
+
 CORPUS_PROP: dict[str, Any] = {
     "type": "string",
-    "minLength": 1,
-    "maxLength": 256,
+    **CORPUS_NAME_CHARS.length_schema(),
     "description": "Corpus name (see list_corpora). Omit to use the default for the operation.",
 }
 
-QUERY_MAX_CHARS = 2048
-# A wiki page's size limit (hallouminate.wiki.writes.WRITE_MAX_BYTES, the read limit too). A text of more
-# characters is more bytes, so the schema refuses it before it is sent; a page of that many bytes has at
-# most that many lines, which bounds replace_lines. (protocol/ imports nothing of ours: a test checks both
-# numbers agree.)
-PAGE_MAX_CHARS = 3 * 1024 * 1024
+# The bounds live in protocol/limits.py; these two names remain for callers that know them.
+QUERY_MAX_CHARS = QUERY_CHARS.high
+PAGE_MAX_CHARS = PAGE_MAX_BYTES
 
 ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
@@ -42,8 +56,7 @@ ARGS: dict[str, dict[str, Any]] = {
         "properties": {
             "query": {
                 "type": "string",
-                "minLength": 1,
-                "maxLength": QUERY_MAX_CHARS,
+                **QUERY_CHARS.length_schema(),
                 "description": "What to look for, in natural language or keywords.",
             },
             "corpus": {
@@ -53,36 +66,33 @@ ARGS: dict[str, dict[str, Any]] = {
             },
             "top_files": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 100,
-                "description": "How many files to return (default 10).",
+                **TOP_FILES.integer_schema(),
+                "description": f"How many files to return (default {TOP_FILES.default}).",
             },
             "chunks_per_file": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 20,
-                "description": "How many chunks to show per file (default 3).",
+                **CHUNKS_PER_FILE.integer_schema(),
+                "description": f"How many chunks to show per file (default {CHUNKS_PER_FILE.default}).",
             },
             "limit": {
                 "type": "integer",
-                "minimum": 1,
-                "maximum": 1000,
-                "description": "Candidate chunks drawn from each ranking signal (default 50).",
+                **LIMIT.integer_schema(),
+                "description": f"Candidate chunks drawn from each ranking signal (default {LIMIT.default}).",
             },
             "snippet_chars": {
                 "type": "integer",
-                "minimum": 20,
-                "maximum": 4000,
-                "description": "Maximum snippet length per chunk (default 240).",
+                **SNIPPET_CHARS.integer_schema(),
+                "description": f"Maximum snippet length per chunk (default {SNIPPET_CHARS.default}).",
             },
             "match": {
                 "type": "string",
                 "enum": ["ranked", "phrase"],
                 "description": "ranked (default): hybrid semantic + keyword ranking. phrase: exact lookup "
                 "(a URL, a title, an error message): case-insensitive literal match of the whole query "
-                "(1-512 characters) in chunk text, any whitespace run matching any other; no embedding. "
-                "Hits rank by occurrence count, which is their score. A phrase-truncated warning names "
-                "the bound (limit, top_files, chunks_per_file, 10,000-match scan cap) that cut the result.",
+                f"({PHRASE_CHARS.low}-{PHRASE_CHARS.high} characters) in chunk text, any whitespace run "
+                "matching any other; no embedding. Hits rank by occurrence count, which is their score. A "
+                "phrase-truncated warning names the bound (limit, top_files, chunks_per_file, "
+                f"{SCAN_CAP:,}-match scan cap) that cut the result.",
             },
             "group_by": {
                 "type": "string",
@@ -95,7 +105,7 @@ ARGS: dict[str, dict[str, Any]] = {
                 "enum": ["counts"],
                 "description": 'counts (needs match "phrase"): per matching file only coverage '
                 "{chunks, pages} and its occurrence count as score, no chunks or snippets; ignores "
-                "top_files, chunks_per_file and limit; at most 2,000 files.",
+                f"top_files, chunks_per_file and limit; at most {COUNTS_MAX_FILES:,} files.",
             },
             "footnotes": {
                 "type": "string",
@@ -245,7 +255,7 @@ INDEX_RESULT: dict[str, Any] = {
 
 PATH_PROP: dict[str, Any] = {
     "type": "string",
-    "maxLength": 4096,
+    **PATH_CHARS.length_schema(),
     "description": "Corpus-relative, '/'-separated path as list_files returns it, e.g. \"guides/setup.md\".",
 }
 
@@ -373,7 +383,7 @@ RESULTS: dict[str, dict[str, Any]] = {
 _WRITE_CORPUS: dict[str, Any] = {
     **CORPUS_PROP,
     "description": "Corpus to write to. Required: writes never default to a corpus (list_corpora names "
-    "them); it must have a single root.",
+    "them); a write goes to its first root.",
 }
 
 ARGS.update(
@@ -389,7 +399,7 @@ ARGS.update(
                 },
                 "content": {
                     "type": "string",
-                    "maxLength": PAGE_MAX_CHARS,
+                    **CONTENT_CHARS.length_schema(),
                     "description": "The whole page (UTF-8 Markdown, stored verbatim), or with a section edit "
                     "the text to insert or to put in place of the lines or the match.",
                 },
@@ -400,8 +410,7 @@ ARGS.update(
                 },
                 "under_heading": {
                     "type": "string",
-                    "minLength": 1,
-                    "maxLength": 1024,
+                    **UNDER_HEADING_CHARS.length_schema(),
                     "description": "Section edit: insert content into this heading's section ('Setup', "
                     "'## Setup' for that level, or 'Install > Setup' for a nested one).",
                 },
@@ -414,10 +423,8 @@ ARGS.update(
                 "replace_lines": {
                     "type": "object",
                     "properties": {
-                        # Bounded: an unbounded integer from JSON could not even be framed (msgpack
-                        # stops at 64 bits), which surfaced as an internal error rather than -32602.
-                        "start": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX_CHARS},
-                        "end": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX_CHARS},
+                        "start": {"type": "integer", **REPLACE_LINE.integer_schema()},
+                        "end": {"type": "integer", **REPLACE_LINE.integer_schema()},
                     },
                     "required": ["start", "end"],
                     "additionalProperties": False,
@@ -426,8 +433,7 @@ ARGS.update(
                 },
                 "replace_match": {
                     "type": "string",
-                    "minLength": 1,
-                    "maxLength": PAGE_MAX_CHARS,
+                    **REPLACE_MATCH_CHARS.length_schema(),
                     "description": "Section edit: replace this literal text, which must occur exactly once, "
                     "with content.",
                 },

@@ -1,9 +1,9 @@
-"""Search: weighted RRF fusion and snippets (domain) and ``ground`` (the hybrid query service)."""
+"""Search: weighted RRF fusion and snippets (domain) and ``ground`` (the hybrid query service, async)."""
 
 from __future__ import annotations
 
 from hallouminate.search.fusion import RRF_K, best_possible, rrf
-from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground, ground_async
+from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground
 from hallouminate.search.snippet import make_snippet
 from hallouminate.search.terms import query_terms
 
@@ -13,7 +13,6 @@ __all__ = [
     "VECTOR_WEIGHT",
     "best_possible",
     "ground",
-    "ground_async",
     "make_snippet",
     "query_terms",
     "rrf",

@@ -1,4 +1,5 @@
-"""``ground``: hybrid retrieval (vector + BM25, fused by weighted RRF) rolled up per file.
+"""``ground``: the one search entry point. Ranked mode (here): hybrid retrieval (vector + BM25, fused by
+weighted RRF) rolled up per file; ``match: "phrase"`` goes to phrase.py.
 
 Each signal ranks the chunks of all requested corpora together, so a page that leads a weak corpus does
 not outrank stronger pages of another. Files are ranked by their best chunk. The repository wiki of the
@@ -8,18 +9,28 @@ request's cwd (the priority corpus) wins score ties and keeps a few reserved slo
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
-from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
+from hallouminate.ports import QueryEmbedder, ReaderPort, Row
+from hallouminate.search.assembly import (
+    FileEntry,
+    ResultWarning,
+    check_params,
+    corpus_keys,
+    cut,
+    empty_keys,
+    is_stale,
+    not_indexed,
+    rank_files,
+)
 from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
+from hallouminate.search.phrase import ground_phrase
 from hallouminate.search.snippet import TermFinder, make_snippet
 from hallouminate.search.terms import query_terms
 
@@ -30,19 +41,14 @@ from hallouminate.search.terms import query_terms
 # to a block of look-alike pages; the labelled sets are flat from 0.5 to 1.25).
 BM25_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
-MAX_QUERY_CHARS = 4096
-# Inclusive bounds of the numeric parameters.
-BOUNDS = {
-    "top_files": (1, 1000),
-    "chunks_per_file": (1, 100),
-    "limit": (1, 1000),
-    "snippet_chars": (16, 10_000),
-}
+
+# Ranked mode's file entry: its candidate chunks as (score on 0..1, row).
+RankedFile = FileEntry[tuple[float, Row]]
 
 
 @dataclass
 class _Plan:
-    """One checked query: what both the sync and the async paths compute before and after searching."""
+    """One checked ranked query: what is computed before searching and used after."""
 
     query: str
     terms: list[str]
@@ -55,9 +61,7 @@ class _Plan:
     snippet_chars: int
     started: float
 
-    def finish(
-        self, vector_rows: list[dict[str, Any]], keyword_rows: list[dict[str, Any]], empty_keys: list[str]
-    ) -> dict[str, Any]:
+    def finish(self, vector_rows: list[Row], keyword_rows: list[Row], empty: list[str]) -> dict[str, Any]:
         return assemble(
             self.query,
             self.terms,
@@ -69,7 +73,7 @@ class _Plan:
             top_files=self.top_files,
             chunks_per_file=self.chunks_per_file,
             snippet_chars=self.snippet_chars,
-            empty_corpora=[self.display[key] for key in empty_keys],
+            empty_corpora=[self.display[key] for key in empty],
             started=self.started,
         )
 
@@ -85,7 +89,7 @@ def _plan(
     snippet_chars: int,
 ) -> _Plan:
     started = time.perf_counter()
-    _check_params(
+    check_params(
         query,
         corpora,
         top_files=top_files,
@@ -93,7 +97,7 @@ def _plan(
         limit=limit,
         snippet_chars=snippet_chars,
     )
-    keys, display, priority_key = _keys(corpora, priority_corpus)
+    keys, display, priority_key = corpus_keys(corpora, priority_corpus)
     return _Plan(
         query,
         query_terms(query),
@@ -108,53 +112,29 @@ def _plan(
     )
 
 
-def ground(
-    store: StorePort,
-    embedder: EmbedderPort,
+async def ground(
+    reader: ReaderPort,
+    embed_query: QueryEmbedder,
     corpora: Sequence[CorpusSpec],
     query: str,
     **params: Any,
 ) -> dict[str, Any]:
-    """The whole query through the synchronous store API (used in-process: tests, benchmarks).
+    """One query over ``corpora``: searches awaited on the caller's loop, the embedding as the caller does it
+    (the daemon: off its loop, batched).
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
-    group_by, output (optional, see ``search/modes.py``).
-    """
-    mode = Mode.take(params)
-    if mode.phrase:
-        from hallouminate.search.phrase import ground_phrase  # it imports this module
-
-        return ground_phrase(store, corpora, query, mode, **params)
-    plan = _plan(corpora, query, **params)
-    mode.widen(plan)
-    vector_rows = store.vector_search(embedder.embed_query(query), plan.keys, plan.limit)
-    keyword_rows = store.fts_search(plan.terms, plan.keys, plan.limit) if plan.terms else []
-    count = getattr(store, "count_rows", None)
-    empty = [key for key in plan.keys if count is not None and count(key) == 0]
-    vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
-    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
-
-
-async def ground_async(
-    reader: AsyncReaderPort,
-    embed_query: Callable[[str], Awaitable[Any]],
-    corpora: Sequence[CorpusSpec],
-    query: str,
-    **params: Any,
-) -> dict[str, Any]:
-    """The same query for the daemon: searches awaited on its loop, the embedding off it.
+    group_by, output, footnotes (optional, see ``search/modes.py``).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     if mode.phrase:  # a literal scan: the query is not embedded
-        from hallouminate.search.phrase import ground_phrase_async  # it imports this module
-
-        return await ground_phrase_async(reader, corpora, query, mode, **params)
+        return await ground_phrase(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
-    mode.widen(plan)
+    plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     vector = await embed_query(query)
+    keyword_rows: list[Row]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
@@ -163,7 +143,7 @@ async def ground_async(
         )
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
-    empty = [key for key in plan.keys if await reader.count_rows(key) == 0]
+    empty = await empty_keys(reader, plan.keys)
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
     return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
 
@@ -171,8 +151,8 @@ async def ground_async(
 def assemble(
     query: str,
     terms: list[str],
-    vector_rows: list[dict[str, Any]],
-    keyword_rows: list[dict[str, Any]],
+    vector_rows: list[Row],
+    keyword_rows: list[Row],
     names: list[str],
     *,
     priority_corpus: str | None,
@@ -188,11 +168,11 @@ def assemble(
     ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
     corpus names shown to callers.
     """
-    warnings: list[dict[str, str]] = []
+    warnings: list[ResultWarning] = []
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
     evidence: LiteralEvidence | None = None
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Row] = {}
     if terms:
         # BM25 votes only for chunks holding at least half of the query's wording, words weighted by
         # their rarity among the rows both searches returned (search/literal.py).
@@ -217,14 +197,14 @@ def assemble(
 
     files = _group(rows, fused, scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
-    ranked = _rank(files, priority_corpus)
-    chosen = _cut(ranked, top_files, priority)
+    ranked = rank_files(files, priority_corpus)
+    chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
     docs = [_doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen]
     if display:
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
-    warnings.extend(_unindexed(empty_corpora))
+    warnings.extend(not_indexed(empty_corpora))
     return {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
@@ -234,59 +214,13 @@ def assemble(
     }
 
 
-def _keys(
-    corpora: Sequence[CorpusSpec], priority: str | None
-) -> tuple[list[str], dict[str, str], str | None]:
-    """Store keys to search (one per distinct corpus), their display names, and the priority's key.
-
-    Rows are stored under ``store_key`` (name + roots) so two checkouts of one repository never mix.
-    """
-    display = {spec.store_key: spec.name for spec in corpora}
-    keys = list(display)
-    priority_key = next((spec.store_key for spec in corpora if spec.name == priority), None)
-    return keys, display, priority_key
-
-
-def _check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidParams("query must not be empty", {"param": "query"})
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidParams(
-            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", {"param": "query"}
-        )
-    if not corpora:
-        raise InvalidParams("no corpus to search", {"corpora": []})
-    for name, value in numbers.items():
-        low, high = BOUNDS[name]
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise InvalidParams(
-                f"{name} must be an integer from {low} to {high}, got {value!r}", {"param": name}
-            )
-
-
-@dataclass(slots=True)
-class _File:
-    corpus: str
-    path: str
-    # A file's own fields: _group leaves them empty and ``_describe`` fills them for the files shown.
-    abs_path: str = ""
-    summary: str = ""
-    size: int = 0
-    mtime_ns: int = 0
-    score: float = 0.0
-    chunks: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
-    keywords: list[str] = field(default_factory=list)
-    # The rarity-weighted share of the query's words its best-scoring chunk holds: settles score ties.
-    literal: float = 0.0
-
-
 def _group(
-    rows: dict[str, dict[str, Any]],
+    rows: dict[str, Row],
     fused: dict[str, float],
     scale: float,
     evidence: LiteralEvidence | None = None,
-) -> list[_File]:
-    files: dict[tuple[str, str], _File] = {}
+) -> list[RankedFile]:
+    files: dict[tuple[str, str], RankedFile] = {}
     shares = evidence.shares if evidence is not None else {}
     for chunk_id, raw in fused.items():
         row = rows[chunk_id]
@@ -294,7 +228,7 @@ def _group(
         entry = files.get(key)
         if entry is None:
             # Positional (a third cheaper than keywords, for every candidate file).
-            entry = files[key] = _File(key[0], key[1], "", "", 0, 0, 0.0, [], [], 0.0)
+            entry = files[key] = FileEntry(key[0], key[1], 0.0, [], 0.0, "", "", 0, 0, [])
         score = raw / scale
         entry.chunks.append((score, row))
         # The literal share only settles ties, so it is looked up only when this chunk may lead its file.
@@ -307,40 +241,7 @@ def _group(
     return list(files.values())
 
 
-def _rank(files: list[_File], priority: str | None) -> list[_File]:
-    # Ties: the priority corpus first, then the page holding more of the query's wording (a keyword hit
-    # tied with a page only close in meaning), then corpus and path, so equal scores always list the same
-    # way. Phrase mode ranks its own file type (no literal share: every hit holds the phrase) with this.
-    return sorted(
-        files,
-        key=lambda f: (-f.score, f.corpus != priority, -getattr(f, "literal", 0.0), f.corpus, f.path),
-    )
-
-
-def reserved_slots(top_files: int) -> int:
-    return max(1, top_files // 4)
-
-
-def _cut(ranked: list[_File], top_files: int, priority: str | None) -> list[_File]:
-    """The first ``top_files``, with up to ``reserved_slots`` kept for the priority corpus' best pages."""
-    chosen = ranked[:top_files]
-    if priority is None:
-        return chosen
-    want = min(reserved_slots(top_files), sum(1 for f in ranked if f.corpus == priority))
-    have = sum(1 for f in chosen if f.corpus == priority)
-    if have >= want:
-        return chosen
-    extra = [f for f in ranked[top_files:] if f.corpus == priority][: want - have]
-    # Drop the weakest non-priority pages to make room, then restore the score order.
-    keep = list(chosen)
-    for _ in extra:
-        weakest = max(i for i, f in enumerate(keep) if f.corpus != priority)
-        keep.pop(weakest)
-    order = {id(f): i for i, f in enumerate(ranked)}
-    return sorted([*keep, *extra], key=lambda f: order[id(f)])
-
-
-def _describe(entry: _File) -> _File:
+def _describe(entry: RankedFile) -> RankedFile:
     """Fill a file's own fields from its first row: done only for the files shown, not every candidate's."""
     row = entry.chunks[0][1]
     entry.abs_path = row["abs_path"]
@@ -352,7 +253,7 @@ def _describe(entry: _File) -> _File:
 
 
 def _doc(
-    entry: _File, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
+    entry: RankedFile, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
 ) -> dict[str, Any]:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
@@ -368,17 +269,17 @@ def _doc(
         "score": round(entry.score, 4),
         "summary": entry.summary,
         "keywords": entry.keywords,
-        "stale": _stale(entry),
+        "stale": is_stale(entry),
         "chunks": [_chunk(score, row, terms, finder, snippet_chars) for score, row in best],
     }
 
 
-def _chunk_order(scored: tuple[float, dict[str, Any]]) -> tuple[float, int]:
+def _chunk_order(scored: tuple[float, Row]) -> tuple[float, int]:
     return -scored[0], scored[1]["line_start"]
 
 
 def _chunk(
-    score: float, row: dict[str, Any], terms: list[str], finder: TermFinder, snippet_chars: int
+    score: float, row: Row, terms: list[str], finder: TermFinder, snippet_chars: int
 ) -> dict[str, Any]:
     chunk = {
         "heading_path": list(row["heading_path"] or []),
@@ -390,24 +291,3 @@ def _chunk(
     if row.get("page") is not None:
         chunk["page"] = int(row["page"])  # PDF chunks only: line numbers are within that page's text
     return chunk
-
-
-def _stale(entry: _File) -> bool:
-    """The file on disk differs (size or mtime) from what was indexed, or is gone."""
-    try:
-        st = os.stat(entry.abs_path)
-    except OSError:
-        return True
-    return st.st_size != entry.size or st.st_mtime_ns != entry.mtime_ns
-
-
-def _unindexed(empty: list[str]) -> list[dict[str, str]]:
-    if not empty:
-        return []
-    return [
-        {
-            "code": "not-indexed",
-            "message": f"corpus {', '.join(repr(n) for n in empty)} has nothing indexed yet: run "
-            "`hallouminate index` (or the index tool) after adding pages",
-        }
-    ]

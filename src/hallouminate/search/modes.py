@@ -1,7 +1,7 @@
 """``match``, ``group_by`` and ``output``: what kind of ``ground`` a request asks for (domain; pure).
 
-Checked here once for both the sync and async paths; the ranked path only needs two hooks around its
-own assembly (``widen`` before, ``finish`` after), and ``match: "phrase"`` hands the whole request to
+Checked here once for both modes; the ranked path only needs two hooks around its own assembly
+(``candidates_per_file`` before, ``finish`` after), and ``match: "phrase"`` hands the whole request to
 ``search/phrase.py``.
 """
 
@@ -63,10 +63,10 @@ class Mode:
         """Candidate rows as ``footnotes`` asks to read them (see search/footnotes.py)."""
         return view_rows(rows, self.footnotes)
 
-    def widen(self, plan: Any) -> None:
-        """Before a ranked assembly: let every candidate chunk reach the page grouping."""
-        if self.group_by == "page":
-            plan.chunks_per_file = _ALL_CANDIDATES_PER_SIGNAL * plan.limit
+    def candidates_per_file(self, chunks_per_file: int, limit: int) -> int:
+        """The chunks a ranked assembly keeps per file: every candidate when they are to be grouped by page
+        afterwards, so that each reaches the grouping."""
+        return _ALL_CANDIDATES_PER_SIGNAL * limit if self.group_by == "page" else chunks_per_file
 
     def finish(self, result: dict[str, Any], chunks_per_file: int) -> dict[str, Any]:
         """After a ranked assembly: every chunk names its corpus; pages grouped when asked."""

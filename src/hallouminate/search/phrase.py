@@ -6,9 +6,9 @@ punctuation, quotes, ``%``, ``_``), letters without regard to case, and each run
 break, tab, repeated spaces, non-breaking space, ...) in the query or the text as one space. Leading and
 trailing whitespace of the query is ignored.
 
-The scan (storage/reader.py): the daemon keeps each corpus's rows in memory between commits and one RE2
-regex filters their text and counts the occurrences of each matching row, in C++. Rows are scanned by
-corpus, path and chunk order; the scan stops at ``SCAN_CAP`` occurrences.
+The scan (storage/phrase_scan.py, through the reader): the daemon keeps each corpus's rows in memory
+between commits and one RE2 regex filters their text and counts the occurrences of each matching row, in
+C++. Rows are scanned by corpus, path and chunk order; the scan stops at ``SCAN_CAP`` occurrences.
 
 Text, JSON and PDF chunks repeat the end of the previous chunk (indexing/overlap.py): an occurrence that
 lies wholly in that repeated head counts once, in the earlier chunk. Markdown chunks do not overlap.
@@ -18,27 +18,46 @@ A chunk's score is its occurrence count; a file's score is the sum over its chun
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
+from hallouminate.ports import PhraseMatchesPort, ReaderPort, Row
+from hallouminate.protocol import limits
+from hallouminate.sandbox.formats import is_markdown
+from hallouminate.search.assembly import (
+    FileEntry,
+    ResultWarning,
+    check_params,
+    corpus_keys,
+    cut,
+    empty_keys,
+    is_stale,
+    not_indexed,
+    rank_files,
+)
 from hallouminate.search.footnotes import view
-from hallouminate.search.ground import _check_params, _cut, _keys, _rank, _stale, _unindexed
 from hallouminate.search.grouping import group_pages, page_of
 from hallouminate.search.modes import Mode
-from hallouminate.search.snippet import _window, _without_leading_headings
+from hallouminate.search.snippet import window, without_leading_headings
 
-PHRASE_MAX_CHARS = 512
-# Occurrences counted before the scan stops: bounds the work and the answer of a phrase found everywhere.
-SCAN_CAP = 10_000
-# Files listed by output "counts"; more are dropped with a counts-truncated warning.
-COUNTS_MAX_FILES = 2_000
-# Formats whose chunks repeat the end of the previous chunk: the indexer's TEXT_SUFFIXES, JSON and PDF.
-OVERLAP_SUFFIXES = (".txt", ".text", ".log", ".rst", ".json", ".pdf")
+# The published bounds (protocol/limits.py).
+PHRASE_MAX_CHARS = limits.PHRASE_CHARS.high
+SCAN_CAP = limits.SCAN_CAP
+COUNTS_MAX_FILES = limits.COUNTS_MAX_FILES
+
+
+@functools.lru_cache(maxsize=4096)  # asked for each pair of consecutive matching chunks of a file
+def _overlaps(path: str) -> bool:
+    """Whether the indexer cuts ``path`` into chunks that repeat the end of the previous one: every
+    format but Markdown (indexing/overlap.py)."""
+    return not is_markdown(path)
+
 
 # Exactly the characters ``str.isspace`` accepts, written for RE2 (whose ``\s`` is ASCII only): ASCII
 # whitespace, the separators \x1c-\x1f, NEL, and every Unicode separator (\p{Z}: NBSP, U+2028, ...).
@@ -46,30 +65,8 @@ _RE2_SPACE = r"[\t\n\x{0b}\f\r \x{1c}-\x{1f}\x{85}\p{Z}]+"
 # What a shown file needs of its rows beyond the light columns.
 _FILE_COLUMNS = ["abs_path", "summary", "keywords", "file_size", "file_mtime_ns"]
 
-
-class Matches(Protocol):
-    """What the store's scan returns (storage/reader.py ``PhraseMatches``)."""
-
-    rows: list[dict[str, Any]]
-    more: bool
-
-    def texts(self, indices: list[int]) -> list[str]: ...
-
-    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]: ...
-
-    def count(self, texts: list[str]) -> list[int]: ...
-
-
-class PhraseStore(Protocol):
-    def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> Matches: ...
-
-    def count_rows(self, corpus: str) -> int: ...
-
-
-class AsyncPhraseReader(Protocol):
-    async def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> Matches: ...
-
-    async def count_rows(self, corpus: str) -> int: ...
+# Phrase mode's file entry: its hits as (occurrences, row index in the scan). Its score is their sum.
+PhraseFile = FileEntry[tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -114,13 +111,13 @@ def _re2_literal(word: str) -> str:
 class Scan:
     """The chunks holding the phrase (occurrences, row index), in scan order."""
 
-    matches: Matches
+    matches: PhraseMatchesPort
     hits: list[tuple[int, int]]
     occurrences: int
     capped: bool
 
 
-def count(matches: Matches, cap: int = SCAN_CAP, footnotes: str = "include") -> Scan:
+def count(matches: PhraseMatchesPort, cap: int = SCAN_CAP, footnotes: str = "include") -> Scan:
     """Each matching row's own occurrences, in scan order, stopping after ``cap`` in all."""
     rows = matches.rows
     found = [int(row["occurrences"]) for row in rows]
@@ -147,7 +144,7 @@ def count(matches: Matches, cap: int = SCAN_CAP, footnotes: str = "include") -> 
     return Scan(matches, hits, total, over or matches.more)
 
 
-def _drop_repeated(matches: Matches, found: list[int]) -> None:
+def _drop_repeated(matches: PhraseMatchesPort, found: list[int]) -> None:
     """Take off each row the occurrences lying wholly in the text it repeats from its predecessor.
 
     Only a predecessor that itself matched can hold a whole occurrence in its repeated end, and it comes
@@ -172,13 +169,13 @@ def _drop_repeated(matches: Matches, found: list[int]) -> None:
         found[i] -= n
 
 
-def _continues(previous: dict[str, Any], row: dict[str, Any]) -> bool:
+def _continues(previous: Row, row: Row) -> bool:
     return (
         previous["corpus"] == row["corpus"]
         and previous["path"] == row["path"]
         and previous["ordinal"] == row["ordinal"] - 1
         and previous.get("page") == row.get("page")
-        and row["path"].lower().endswith(OVERLAP_SUFFIXES)
+        and _overlaps(row["path"])
     )
 
 
@@ -201,25 +198,14 @@ def repeated_length(before: str, after: str, before_line_end: int, after_line_st
 
 
 # -- the whole request ------------------------------------------------------------------------------
-def ground_phrase(
-    store: PhraseStore, corpora: Sequence[CorpusSpec], query: str, mode: Mode, **params: Any
+async def ground_phrase(
+    reader: ReaderPort, corpora: Sequence[CorpusSpec], query: str, mode: Mode, **params: Any
 ) -> dict[str, Any]:
-    """Phrase mode through the synchronous store API (tests, benchmarks)."""
-    started = time.perf_counter()
-    phrase, keys, display, priority = _prepare(corpora, query, params)
-    scan = count(store.phrase_rows(keys, phrase.re2, SCAN_CAP + 1), footnotes=mode.footnotes)
-    empty = [key for key in keys if store.count_rows(key) == 0]
-    return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
-
-
-async def ground_phrase_async(
-    reader: AsyncPhraseReader, corpora: Sequence[CorpusSpec], query: str, mode: Mode, **params: Any
-) -> dict[str, Any]:
-    """Phrase mode for the daemon: the scan from the reader's in-memory rows."""
+    """Phrase mode: the scan from the reader's in-memory rows (``ground`` with ``match: "phrase"``)."""
     started = time.perf_counter()
     phrase, keys, display, priority = _prepare(corpora, query, params)
     scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1), footnotes=mode.footnotes)
-    empty = [key for key in keys if await reader.count_rows(key) == 0]
+    empty = await empty_keys(reader, keys)
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
 
 
@@ -227,7 +213,7 @@ def _prepare(
     corpora: Sequence[CorpusSpec], query: str, params: dict[str, Any]
 ) -> tuple[Phrase, list[str], dict[str, str], str | None]:
     phrase = Phrase.parse(query)
-    _check_params(
+    check_params(
         query,
         corpora,
         top_files=params["top_files"],
@@ -235,7 +221,7 @@ def _prepare(
         limit=params["limit"],
         snippet_chars=params["snippet_chars"],
     )
-    keys, display, priority = _keys(corpora, params["priority_corpus"])
+    keys, display, priority = corpus_keys(corpora, params["priority_corpus"])
     return phrase, keys, display, priority
 
 
@@ -252,7 +238,7 @@ def _assemble(
     params: dict[str, Any],
 ) -> dict[str, Any]:
     cuts: list[tuple[str, str]] = []
-    warnings = _unindexed([display[key] for key in empty])
+    warnings = not_indexed([display[key] for key in empty])
     if mode.counts:
         docs = _counts(scan, priority, warnings)
     else:
@@ -290,38 +276,22 @@ def _assemble(
     }
 
 
-@dataclass
-class _PhraseFile:
-    """A file's hits, with the fields ranked mode's ``_rank``, ``_cut`` and ``_stale`` read; the file's
-    own fields are filled in by ``_fill`` once it is shown."""
-
-    corpus: str
-    path: str
-    score: int = 0
-    chunks: list[tuple[int, int]] = field(default_factory=list)  # (occurrences, row index)
-    abs_path: str = ""
-    summary: str = ""
-    keywords: list[str] = field(default_factory=list)
-    size: int = 0
-    mtime_ns: int = 0
-
-
-def _files(scan: Scan, hits: list[tuple[int, int]]) -> list[_PhraseFile]:
-    """Hits rolled up per file."""
+def _files(scan: Scan, hits: list[tuple[int, int]]) -> list[PhraseFile]:
+    """Hits rolled up per file; the file's own fields are filled in by ``_fill`` once it is shown."""
     rows = scan.matches.rows
-    files: dict[tuple[str, str], _PhraseFile] = {}
+    files: dict[tuple[str, str], PhraseFile] = {}
     for found, index in hits:
         row = rows[index]
         key = (row["corpus"], row["path"])
         entry = files.get(key)
         if entry is None:
-            entry = files[key] = _PhraseFile(row["corpus"], row["path"])
+            entry = files[key] = FileEntry(row["corpus"], row["path"], 0)
         entry.chunks.append((found, index))
         entry.score += found
     return list(files.values())
 
 
-def _fill(scan: Scan, entries: list[_PhraseFile]) -> None:
+def _fill(scan: Scan, entries: list[PhraseFile]) -> None:
     full = scan.matches.full_rows([int(e.chunks[0][1]) for e in entries], _FILE_COLUMNS)
     for entry, row in zip(entries, full, strict=True):
         entry.abs_path = row["abs_path"] or ""
@@ -330,9 +300,9 @@ def _fill(scan: Scan, entries: list[_PhraseFile]) -> None:
         entry.size, entry.mtime_ns = int(row["file_size"]), int(row["file_mtime_ns"])
 
 
-def _counts(scan: Scan, priority: str | None, warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _counts(scan: Scan, priority: str | None, warnings: list[ResultWarning]) -> list[dict[str, Any]]:
     """output "counts": every file holding the phrase (up to ``COUNTS_MAX_FILES``) with its coverage."""
-    ranked = _rank(_files(scan, scan.hits), priority)
+    ranked = rank_files(_files(scan, scan.hits), priority)
     if len(ranked) > COUNTS_MAX_FILES:
         warnings.append(
             {
@@ -353,8 +323,8 @@ def _counts(scan: Scan, priority: str | None, warnings: list[dict[str, Any]]) ->
                 "corpus": entry.corpus,
                 "path": entry.path,
                 "absolute_path": entry.abs_path,
-                "score": entry.score,
-                "stale": _stale(entry),
+                "score": int(entry.score),  # a sum of occurrence counts
+                "stale": is_stale(entry),
                 "coverage": {"chunks": len(entry.chunks), "pages": len(pages) if pages else None},
             }
         )
@@ -386,8 +356,8 @@ def _ranked_docs(
     if len(pool) > limit:
         cuts.append(("limit", f"limit={limit} kept {limit} of {len(pool)} matching chunks"))
         pool = pool[:limit]
-    ranked = _rank(_files(scan, pool), priority)
-    chosen = _cut(ranked, top_files, reserve)
+    ranked = rank_files(_files(scan, pool), priority)
+    chosen = cut(ranked, top_files, reserve)
     if len(ranked) > len(chosen):
         cuts.append(
             ("top_files", f"top_files={top_files} kept {len(chosen)} of {len(ranked)} matching files")
@@ -411,19 +381,17 @@ def _ranked_docs(
                 "corpus": entry.corpus,
                 "path": entry.path,
                 "absolute_path": entry.abs_path,
-                "score": entry.score,
+                "score": int(entry.score),  # a sum of occurrence counts
                 "summary": entry.summary,
                 "keywords": entry.keywords,
-                "stale": _stale(entry),
+                "stale": is_stale(entry),
                 "chunks": chunks,
             }
         )
     return docs
 
 
-def _entries(
-    entry: _PhraseFile, rows: list[dict[str, Any]], mode: Mode
-) -> list[tuple[tuple[int, int], int | None]]:
+def _entries(entry: PhraseFile, rows: list[Row], mode: Mode) -> list[tuple[tuple[int, int], int | None]]:
     """A file's hits, most occurrences first (then chunk order), grouped per page when asked."""
     best = sorted(entry.chunks, key=lambda c: (-c[0], rows[c[1]]["ordinal"]))
     if mode.group_by == "page":
@@ -432,7 +400,7 @@ def _entries(
 
 
 def _chunk(
-    found: int, row: dict[str, Any], on_page: int | None, phrase: Phrase, width: int, footnotes: str
+    found: int, row: Row, on_page: int | None, phrase: Phrase, width: int, footnotes: str
 ) -> dict[str, Any]:
     chunk: dict[str, Any] = {
         "heading_path": list(row["heading_path"] or []),
@@ -451,7 +419,7 @@ def _chunk(
 def phrase_snippet(text: str, phrase: Phrase, width: int) -> str:
     """At most ``width`` characters of the chunk (whitespace collapsed) from just before the first
     occurrence; one below the leading heading lines is preferred, as the breadcrumb shows those."""
-    flat = " ".join(_without_leading_headings(text).split())
+    flat = " ".join(without_leading_headings(text).split())
     found = phrase.pattern.search(flat)
     if found is None:
         whole = " ".join(text.split())
@@ -459,4 +427,4 @@ def phrase_snippet(text: str, phrase: Phrase, width: int) -> str:
         flat = whole if found is not None else flat
     if len(flat) <= width:
         return flat
-    return _window(flat, max(0, found.start() - width // 5) if found is not None else 0, width)
+    return window(flat, max(0, found.start() - width // 5) if found is not None else 0, width)

@@ -58,12 +58,12 @@ class TermFinder:
 
 def make_snippet(text: str, terms: list[str], width: int, finder: TermFinder | None = None) -> str:
     """At most ``width`` characters of ``text`` (whitespace collapsed) around the densest run of terms."""
-    flat = _flatten(_without_leading_headings(text))
+    flat = _flatten(without_leading_headings(text))
     if len(flat) <= width:
         return flat
     hits = (finder if finder is not None else TermFinder(terms)).positions(flat.lower())
     start = _best_start(hits, width) if hits else 0
-    return _window(flat, start, width)
+    return window(flat, start, width)
 
 
 def _flatten(text: str) -> str:
@@ -77,7 +77,7 @@ def _flatten(text: str) -> str:
     return " ".join(text.split())
 
 
-def _without_leading_headings(text: str) -> str:
+def without_leading_headings(text: str) -> str:
     # The heading is already shown as the breadcrumb; keep it only when it is all there is. Walks only the
     # leading lines (most chunks have one heading line or none) instead of splitting the whole text.
     if text and text[0] != "#" and not text[0].isspace():  # a first line of text: no heading to drop
@@ -121,7 +121,7 @@ def _best_start(hits: list[tuple[int, int]], width: int) -> int:
     return best_start
 
 
-def _window(flat: str, start: int, width: int) -> str:
+def window(flat: str, start: int, width: int) -> str:
     # Reserve room for the ellipses, then snap both ends to word boundaries.
     if start > 0:
         room = width - 2

@@ -135,7 +135,12 @@ def launch(daemon_socket: Path | None = None) -> int | None:
     code = hand_off(path)
     if code is not None:
         return code
-    proc = spawn_host(daemon_socket or xdg.socket_path())
+    try:
+        proc = spawn_host(daemon_socket or xdg.socket_path())
+    except OSError:
+        # An unusable socket path (its parent a file, no permission): the shim runs here and answers each
+        # call with the cause (-32603, retryable) instead of `serve` dying before MCP starts.
+        return None
     deadline = time.monotonic() + HOST_START_TIMEOUT
     while time.monotonic() < deadline:
         code = hand_off(path)

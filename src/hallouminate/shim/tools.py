@@ -7,13 +7,13 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+from hallouminate.protocol.limits import CWD_CHARS
 from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESULTS
 
 CWD_PROP: dict[str, Any] = {
     "type": "string",
-    "minLength": 1,
-    "maxLength": 4096,  # PATH_MAX; the daemon checks the same bound in bytes (protocol.cwd.MAX_CWD_BYTES)
+    **CWD_CHARS.length_schema(),  # the daemon checks the same bound in bytes (protocol.cwd.MAX_CWD_BYTES)
     "description": "Absolute path of the active checkout (the agent's working directory). Required.",
 }
 
@@ -130,7 +130,7 @@ TOOLS: dict[str, ToolSpec] = {
             name="add_markdown",
             op="add_markdown",
             description=(
-                "Write a Markdown page into a corpus (explicit `corpus`, single root), atomically, and "
+                "Write a Markdown page into a corpus (explicit `corpus`; its first root), atomically, and "
                 "re-index it at once: a following `ground` sees it. A new page is created; an existing "
                 "one is refused unless `overwrite: true` (read it with read_markdown first). Edit one part "
                 "instead with `under_heading` (+ `position` append|prepend), `replace_lines {start, end}` "
@@ -148,7 +148,7 @@ TOOLS: dict[str, ToolSpec] = {
             name="delete_markdown",
             op="delete_markdown",
             description=(
-                "Delete one file of a corpus (explicit `corpus`, single root) and prune it from the index. "
+                "Delete one file of a corpus (explicit `corpus`; its first root) and prune it from the index. "
                 "Irreversible. Refuses symlinks and directories. In a repository wiki the ancestor "
                 "`index.md` link lists stop listing it. Run backlinks first to find the pages linking to it."
             ),

@@ -12,13 +12,15 @@ import asyncio
 import functools
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hallouminate.ports import Row, Vector
 from hallouminate.storage import sql
+from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
 
 if TYPE_CHECKING:
@@ -27,10 +29,13 @@ if TYPE_CHECKING:
 # Corpora up to this many rows (together, per request) are held in memory between commits and searched
 # there: by vector, a matrix product over every vector, exact like LanceDB's flat scan (33-47 ms at 50k
 # rows) but ~5 ms at 100k; BM25 hits and phrase scans read their rows there too. The cost is ~1.5 kB of
-# vector and ~1 kB of row per chunk (~250 MB at 100k); bigger sets are searched in LanceDB.
+# vector and ~1 kB of row per chunk (~250 MB at 100k); bigger sets are searched in LanceDB. The reader
+# takes another bound as ``in_memory_rows`` (tests force the LanceDB path with 0).
 IN_MEMORY_ROWS = 200_000
 # Past this many rows a corpus's vector product runs in a worker thread (below it, the hop costs more).
 OFF_LOOP_ROWS = 20_000
+
+_T = TypeVar("_T")
 
 
 class _CorpusRows:
@@ -49,13 +54,13 @@ class _CorpusRows:
         return {row_id: i for i, row_id in enumerate(self.rows["id"].to_pylist())}
 
 
-def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[dict[str, Any]]:
+def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Row]:
     """The rows at (corpus position, row) ``places``, in that order: one take per corpus (converting
     row by row costs ~40 us a row)."""
     by_corpus: dict[int, list[int]] = {}
     for position, index in places:
         by_corpus.setdefault(position, []).append(index)
-    converted: dict[tuple[int, int], dict[str, Any]] = {}
+    converted: dict[tuple[int, int], Row] = {}
     for position, indices in by_corpus.items():
         for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
@@ -63,9 +68,17 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[dict
 
 
 class AsyncReader:
-    def __init__(self, store: Store) -> None:
+    """The daemon's reads of ``store`` (satisfies ports.ReaderPort): corpora of up to ``in_memory_rows``
+    rows per request are searched in memory, bigger ones in LanceDB; a corpus of more than
+    ``off_loop_rows`` rows is scored in a worker thread."""
+
+    def __init__(
+        self, store: Store, *, in_memory_rows: int = IN_MEMORY_ROWS, off_loop_rows: int = OFF_LOOP_ROWS
+    ) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
         self._store = store
+        self._in_memory_rows = in_memory_rows
+        self._off_loop_rows = off_loop_rows
         self._table: Any = None
         self._generation = -1
         self._counts: dict[str, int] = {}
@@ -93,17 +106,17 @@ class AsyncReader:
             self._generation = generation
         return self._table
 
-    async def vector_search(self, vector: np.ndarray, corpora: list[str], limit: int) -> list[dict[str, Any]]:
+    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[Row]:
         """Nearest chunks by cosine distance; each row gains ``score`` = cosine similarity."""
         if not corpora or limit <= 0:
             return []
         table = await self._fresh_table()
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         sizes = [await self.count_rows(corpus) for corpus in corpora]
-        if sum(sizes) <= IN_MEMORY_ROWS:
+        if sum(sizes) <= self._in_memory_rows:
             return await self._vector_search_in_memory(table, query, corpora, limit)
         builder = await table.search(query, vector_column_name="vector")
-        rows = (
+        rows: list[Row] = (
             await builder.distance_type("cosine")
             .where(sql.in_list("corpus", corpora))
             .select([*RESULT_COLUMNS, "_distance"])
@@ -126,13 +139,20 @@ class AsyncReader:
             if load is None:
                 load = asyncio.ensure_future(self._load(table, corpus))
                 self._loads[key] = load
-                load.add_done_callback(lambda _done: self._loads.pop(key, None))
+
+                def finished(done: asyncio.Future[_CorpusRows]) -> None:
+                    # Cached in the same callback that forgets the load: a search arriving between the two
+                    # (its waiters resume later) would otherwise find neither and load the corpus again.
+                    self._loads.pop(key, None)
+                    if not done.cancelled() and done.exception() is None:
+                        self._remember(self._vectors, corpus, done.result(), generation)
+
+                load.add_done_callback(finished)
             # Shielded: one waiter giving up (its client went away) must not cancel the others' load.
             held = await asyncio.shield(load)
-            self._remember(self._vectors, corpus, held, generation)
         return held
 
-    def _remember(self, cache: dict[str, Any], key: str, value: Any, generation: int) -> None:
+    def _remember(self, cache: dict[str, _T], key: str, value: _T, generation: int) -> None:
         """Cache what was read at ``generation`` only if no query moved the reader past it meanwhile:
         a load that began before a commit must not be served as the state after it (a write would
         then be missing from every search until the next commit)."""
@@ -174,15 +194,15 @@ class AsyncReader:
         return _CorpusRows(read.take(order).combine_chunks(), matrix[:filled], row_of)
 
     async def _vector_search_in_memory(
-        self, table: Any, query: np.ndarray, corpora: list[str], limit: int
-    ) -> list[dict[str, Any]]:
+        self, table: Any, query: Vector, corpora: Sequence[str], limit: int
+    ) -> list[Row]:
         found: list[tuple[float, int, int]] = []  # (-score, corpus position, row) sorts best first
         loaded = [await self._in_memory(table, corpus) for corpus in corpora]
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
         for position, held in enumerate(loaded):
             if not len(held.matrix):
                 continue
-            if len(held.matrix) > OFF_LOOP_ROWS:
+            if len(held.matrix) > self._off_loop_rows:
                 # Memory-bound (~25 ms at 100k rows) and numpy releases the GIL: off the loop, so the
                 # other requests' Python work goes on meanwhile.
                 scores = await asyncio.to_thread(np.matmul, held.matrix, unit)
@@ -197,7 +217,7 @@ class AsyncReader:
             {**row, "score": -negative} for row, (negative, _p, _i) in zip(converted, chosen, strict=True)
         ]
 
-    async def fts_search(self, terms: Sequence[str], corpora: list[str], limit: int) -> list[dict[str, Any]]:
+    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[Row]:
         """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
         if not corpora or limit <= 0 or not terms:
             return []
@@ -206,7 +226,7 @@ class AsyncReader:
         if not hits:
             return []
         sizes = [await self.count_rows(corpus) for corpus in corpora]
-        if sum(sizes) > IN_MEMORY_ROWS:
+        if sum(sizes) > self._in_memory_rows:
             found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
             by_id = {row["id"]: row for row in await found.to_list()}
             # A hit whose row a concurrent commit just removed is skipped, never invented.
@@ -231,12 +251,12 @@ class AsyncReader:
             self._remember(self._counts, corpus, count, generation)
         return count
 
-    async def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
+    async def phrase_rows(self, corpora: Sequence[str], pattern: str, max_rows: int) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
         at most ``max_rows`` of them."""
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
         sizes = [await self.count_rows(corpus) for corpus in corpora]
-        if sum(sizes) <= IN_MEMORY_ROWS:  # the rows ranked searches hold anyway: no second copy
+        if sum(sizes) <= self._in_memory_rows:  # the rows ranked searches hold anyway: no second copy
             tables = [(await self._in_memory(table, corpus)).rows.select(SCAN_COLUMNS) for corpus in corpora]
             return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
         tables = []
@@ -254,93 +274,3 @@ class AsyncReader:
             tables.append(rows)
         # The regex runs in C++ and releases the GIL: off the loop, so a big corpus does not stall pings.
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
-
-
-# What a phrase scan needs of a row: the result columns but the frontmatter and bookkeeping, plus the
-# ordinal (a chunk's predecessor holds the text it may repeat).
-SCAN_COLUMNS = [
-    *(c for c in RESULT_COLUMNS if c not in ("fields", "content_hash", "indexed_at_ms")),
-    "ordinal",
-]
-
-
-def sort_scan_rows(rows: Any) -> Any:
-    return rows.sort_by([("path", "ascending"), ("ordinal", "ascending")])
-
-
-# Enough of each matching row to count and order occurrences; the rest is read for the rows shown.
-LIGHT_COLUMNS = ["corpus", "path", "ordinal", "page", "line_start", "line_end"]
-
-
-class PhraseMatches:
-    """The rows matching a phrase, in scan order (corpus, path, ordinal).
-
-    ``rows`` holds the light columns and ``occurrences`` (non-overlapping matches in the row's text,
-    counted by RE2); ``texts`` and ``full_rows`` read more of chosen rows, ``count`` counts in any text.
-    Counting in C++: Python's case-insensitive ``re`` took ~120 ms for 3,400 rows of 1 kB.
-    """
-
-    def __init__(self, table: Any, pattern: str, more: bool) -> None:
-        import pyarrow.compute as pc
-
-        self._table = table
-        self._pattern = pattern
-        self.more = more
-        found = pc.count_substring_regex(table["text"], pattern=pattern, ignore_case=True)
-        self.rows: list[dict[str, Any]] = (
-            table.select(LIGHT_COLUMNS).append_column("occurrences", found).to_pylist()
-        )
-
-    def texts(self, indices: list[int]) -> list[str]:
-        if not indices:
-            return []
-        return [text or "" for text in self._table["text"].take(_indices(indices)).to_pylist()]
-
-    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
-        if not indices:
-            return []
-        table = self._table if columns is None else self._table.select(columns)
-        return table.take(_indices(indices)).to_pylist()
-
-    def count(self, texts: list[str]) -> list[int]:
-        """Occurrences of the phrase in each of ``texts``, by the same rules as ``occurrences``."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if not texts:
-            return []
-        found = pc.count_substring_regex(
-            pa.array(texts, pa.string()), pattern=self._pattern, ignore_case=True
-        )
-        return [int(n) for n in found.to_pylist()]
-
-
-def _indices(indices: list[int]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(indices, pa.int64())  # typed: an empty list would otherwise be of null type
-
-
-def match_rows(tables: list[Any], pattern: str, max_rows: int) -> PhraseMatches:
-    """The rows of ``tables`` (in order) whose ``text`` matches ``pattern``: at most ``max_rows``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    parts = []
-    kept = 0
-    more = False
-    for table in tables:
-        if table.num_rows == 0:
-            continue
-        matched = table.filter(pc.match_substring_regex(table["text"], pattern=pattern, ignore_case=True))
-        if kept + matched.num_rows > max_rows:
-            parts.append(matched.slice(0, max_rows - kept))
-            more = True
-            break
-        parts.append(matched)
-        kept += matched.num_rows
-    if not parts:
-        return PhraseMatches(
-            pa.table({name: pa.array([], pa.string()) for name in ["text", *LIGHT_COLUMNS]}), pattern, False
-        )
-    return PhraseMatches(pa.concat_tables(parts), pattern, more)

@@ -2,7 +2,8 @@
 
 Each file's rows are replaced in a single commit (merge_insert keyed on the row id, deleting the file's
 leftover rows in the same operation), so a crash leaves every file either wholly old or wholly new.
-Reads run concurrently with writes: a query sees one committed version.
+Reads run concurrently with writes: a query sees one committed version. Searches read through the
+daemon's ``AsyncReader`` (reader.py), on a handle of its own.
 
 BM25 runs on an in-memory index derived from the table (``lexical.py``, ADR 0017): built here when the
 store opens, updated after each of this store's commits.
@@ -21,9 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from hallouminate.errors import Internal
@@ -40,9 +40,6 @@ from hallouminate.storage.schema import (
     build_table,
     chunk_schema,
 )
-
-if TYPE_CHECKING:
-    from hallouminate.storage.reader import PhraseMatches
 
 log = logging.getLogger("hallouminate.storage")
 
@@ -280,48 +277,3 @@ class Store:
 
     def count_rows(self, corpus: str | None = None) -> int:
         return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))
-
-    def vector_search(self, vector: np.ndarray, corpora: list[str], limit: int) -> list[dict[str, Any]]:
-        """Nearest chunks by cosine distance; each row gains ``score`` = cosine similarity."""
-        if not corpora or limit <= 0:
-            return []
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        rows = (
-            self._table.search(query, vector_column_name="vector")
-            .distance_type("cosine")
-            .where(sql.in_list("corpus", corpora), prefilter=True)
-            .select([*RESULT_COLUMNS, "_distance"])
-            .limit(limit)
-            .to_list()
-        )
-        for row in rows:
-            row["score"] = 1.0 - float(row.pop("_distance"))
-        return rows
-
-    def fts_search(self, terms: Sequence[str], corpora: list[str], limit: int) -> list[dict[str, Any]]:
-        """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
-        hits = self.lexical.search(terms, corpora, limit)
-        if not hits:
-            return []
-        rows = self._table.search().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
-        by_id = {row["id"]: row for row in rows.limit(None).to_list()}
-        # A hit whose row a concurrent commit just removed is skipped, never invented.
-        return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
-
-    def phrase_rows(self, corpora: list[str], pattern: str, max_rows: int) -> PhraseMatches:
-        """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal: at
-        most ``max_rows`` of them. The daemon's ``AsyncReader`` does the same from rows it keeps in
-        memory between commits."""
-        from hallouminate.storage.reader import SCAN_COLUMNS, match_rows, sort_scan_rows
-
-        tables = [
-            sort_scan_rows(
-                self._table.search()
-                .where(f"corpus = {sql.literal(corpus)}")
-                .select(SCAN_COLUMNS)
-                .limit(None)
-                .to_arrow()
-            )
-            for corpus in corpora
-        ]
-        return match_rows(tables, pattern, max_rows)

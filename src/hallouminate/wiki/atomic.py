@@ -1,8 +1,8 @@
 """Crash-safe, race-checked file operations inside a corpus root, through directory descriptors.
 
-A ``DirChain`` opens the root and every directory down to the target's parent with
+The sandbox's ``DirChain`` opens the root and every directory down to the target's parent with
 ``O_DIRECTORY | O_NOFOLLOW`` relative to its parent (creating missing ones when asked), so a symlink
-planted on the way is refused rather than followed. Then:
+planted on the way is refused rather than followed; it also looks at and reads the target. Then:
 
 - ``create``: bytes go to a temp file in the same directory, synced, then hard-linked to the target name,
   which fails if anything (a file, a symlink) is there already: an exclusive create that never shows a
@@ -26,155 +26,18 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
 
 from hallouminate import testing_hooks
 from hallouminate.errors import InvalidParams
-from hallouminate.sandbox import PathMissing
+from hallouminate.sandbox import DirChain, check_leaf, refuse
 from hallouminate.wiki.journal import Journal, new_temp_name, sweep_dir_fd
-from hallouminate.wiki.paths import refuse
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_SYMLINK_FIX = "hallouminate does not follow symlinks inside a corpus (one could lead outside it)"
 # link(2) is not supported on every filesystem; these errnos mean "no hard links here".
 _NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
 
 
 class AlreadyExists(InvalidParams):
     """The target exists as a regular file (the caller words the read-first advice)."""
-
-
-class DirChain:
-    """Descriptors of ``root`` and of each of ``dirs`` below it; ``fd(depth)`` is ``root/dirs[:depth]``."""
-
-    def __init__(self, root: Path, path: str, dirs: list[str], *, create: bool) -> None:
-        self.root = root
-        self.path = path  # the caller's path, for messages
-        self.dirs = dirs
-        self.fds: list[int] = []
-        self.ids: list[tuple[int, int]] = []
-        self.created: list[int] = []  # depths (1-based) of the directories this chain made
-        try:
-            self._open(create)
-        except BaseException:
-            self.close(remove_created=True)
-            raise
-
-    def _open(self, create: bool) -> None:
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._push(fd)
-        for index, name in enumerate(self.dirs):
-            parent = self.fds[-1]
-            try:
-                fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-            except FileNotFoundError:
-                if not create:
-                    raise PathMissing(self.root, self.path, index) from None
-                with contextlib.suppress(FileExistsError):  # made meanwhile: the open below judges it
-                    os.mkdir(name, 0o777, dir_fd=parent)
-                    self.created.append(index + 1)
-                    os.fsync(parent)
-                try:
-                    fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
-                except OSError as exc:
-                    raise self._refusal(index, parent, exc) from None
-            except OSError as exc:
-                raise self._refusal(index, parent, exc) from None
-            self._push(fd)
-
-    def _push(self, fd: int) -> None:
-        self.fds.append(fd)
-        info = os.fstat(fd)
-        self.ids.append((info.st_dev, info.st_ino))
-
-    def _refusal(self, index: int, parent: int, exc: OSError) -> InvalidParams:
-        shown = "/".join(self.dirs[: index + 1])
-        with contextlib.suppress(OSError):
-            if stat.S_ISLNK(os.stat(self.dirs[index], dir_fd=parent, follow_symlinks=False).st_mode):
-                return refuse(self.path, f"{shown!r} is a symbolic link; {_SYMLINK_FIX}", "symlink")
-        if exc.errno == errno.ELOOP:
-            return refuse(self.path, f"{shown!r} is a symbolic link; {_SYMLINK_FIX}", "symlink")
-        if exc.errno == errno.ENOTDIR:
-            return refuse(self.path, f"{shown!r} is not a directory", "not-a-directory")
-        return InvalidParams(
-            f"cannot open {shown!r} in the corpus: {exc.strerror or exc}",
-            {"path": self.path, "problem": "unreadable"},
-        )
-
-    def fd(self, depth: int) -> int:
-        return self.fds[depth]
-
-    def dir_path(self, depth: int) -> str:
-        return str(self.root.joinpath(*self.dirs[:depth]))
-
-    def verify(self, depth: int) -> None:
-        """Refuse if the root or a directory down to ``depth`` is no longer the one opened."""
-        try:
-            info = os.stat(self.root)
-        except OSError:
-            info = None
-        if info is None or (info.st_dev, info.st_ino) != self.ids[0]:
-            raise refuse(self.path, "the corpus root was moved or replaced during the write", "changed")
-        for index in range(depth):
-            shown = "/".join(self.dirs[: index + 1])
-            try:
-                info = os.stat(self.dirs[index], dir_fd=self.fds[index], follow_symlinks=False)
-            except OSError:
-                raise refuse(self.path, f"{shown!r} disappeared during the write", "changed") from None
-            if stat.S_ISLNK(info.st_mode):
-                raise refuse(
-                    self.path, f"{shown!r} became a symbolic link during the write; {_SYMLINK_FIX}", "symlink"
-                )
-            if (info.st_dev, info.st_ino) != self.ids[index + 1]:
-                raise refuse(self.path, f"{shown!r} was replaced during the write", "changed")
-
-    def close(self, *, remove_created: bool = False) -> None:
-        if remove_created:
-            # Leave no trace of a refused write: the directories it made, deepest first, if still empty.
-            for depth in reversed(self.created):
-                if depth <= len(self.fds):
-                    with contextlib.suppress(OSError):
-                        os.rmdir(self.dirs[depth - 1], dir_fd=self.fds[depth - 1])
-        for fd in self.fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self.fds = []
-
-    def __enter__(self) -> DirChain:
-        return self
-
-    def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        self.close(remove_created=exc is not None)
-
-
-def look(chain: DirChain, depth: int, name: str, path: str) -> os.stat_result | None:
-    """The target's ``lstat`` if it is a regular file, None if absent; a refusal for anything else."""
-    try:
-        info = os.stat(name, dir_fd=chain.fd(depth), follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    _check_leaf(info, path)
-    return info
-
-
-def read(
-    chain: DirChain, depth: int, name: str, path: str, max_bytes: int
-) -> tuple[bytes | None, os.stat_result]:
-    """The target's bytes (None past ``max_bytes``) and the ``fstat`` they were read under."""
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=chain.fd(depth))
-    try:
-        info = os.fstat(fd)
-        _check_leaf(info, path)
-        chunks: list[bytes] = []
-        total = 0
-        while chunk := os.read(fd, 1 << 20):
-            total += len(chunk)
-            if total > max_bytes:
-                return None, info
-            chunks.append(chunk)
-        return b"".join(chunks), info
-    finally:
-        os.close(fd)
 
 
 def create(chain: DirChain, depth: int, name: str, data: bytes, journal: Journal, path: str) -> None:
@@ -228,7 +91,7 @@ def remove(
             os.rename(
                 temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd
             )  # not the file we checked: put it back
-            _check_leaf(moved, path)
+            check_leaf(path, moved.st_mode)
             raise refuse(
                 path, "it was replaced by another file during the call; nothing was deleted", "changed"
             )
@@ -294,17 +157,8 @@ def _occupied(chain: DirChain, depth: int, name: str, path: str) -> InvalidParam
         info = os.stat(name, dir_fd=chain.fd(depth), follow_symlinks=False)
     except OSError:
         return refuse(path, "it appeared and vanished during the call; retry", "changed")
-    _check_leaf(info, path)
+    check_leaf(path, info.st_mode)
     return AlreadyExists(f"{path!r} already exists", {"path": path, "problem": "exists"})
-
-
-def _check_leaf(info: os.stat_result, path: str) -> None:
-    if stat.S_ISLNK(info.st_mode):
-        raise refuse(path, f"it is a symbolic link; {_SYMLINK_FIX}", "symlink")
-    if stat.S_ISDIR(info.st_mode):
-        raise refuse(path, "it is a directory; name a file inside it", "directory")
-    if not stat.S_ISREG(info.st_mode):
-        raise refuse(path, "it is not a regular file", "not-a-file")
 
 
 def _same(info: os.stat_result, expected: os.stat_result) -> bool:
@@ -323,7 +177,7 @@ def _check_same(chain: DirChain, depth: int, name: str, expected: os.stat_result
         raise refuse(
             path, "it was deleted by someone else during the write; nothing was written", "changed"
         ) from None
-    _check_leaf(info, path)
+    check_leaf(path, info.st_mode)
     if not _same(info, expected):
         raise refuse(
             path,

@@ -1,45 +1,36 @@
 """Which paths a write may touch: the read sandbox's rules plus the write-only ones.
 
 On top of ``hallouminate.sandbox`` (no absolute path, no ``.``/``..``/empty segment, no NUL, backslash or
-control character, no symlink anywhere on the way): a write needs a single-root corpus whose root exists,
-a path that names one of the corpus' own files (its globs, excludes and ignore files; ``.md`` in a wiki),
-nothing under ``.git``, and none of our reserved temp names.
+control character, no symlink anywhere on the way): a write goes to the corpus' first root, which must
+exist, at a path that names one of the corpus' own files (its globs, excludes and ignore files; ``.md``
+in a wiki), nothing under ``.git``, and none of our reserved temp names.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import compile_patterns
-from hallouminate.sandbox import check_relative_path, resolve_inside
+from hallouminate.sandbox import check_relative_path, is_wiki_page, refuse, resolve_inside
+from hallouminate.sandbox.formats import WIKI_PAGE_SUFFIX
 from hallouminate.wiki.journal import TEMP_PREFIX
 
-MARKDOWN_SUFFIX = ".md"
 
-
-def refuse(path: str, problem: str, code: str) -> InvalidParams:
-    """The sandbox's refusal, for the write-only rules: ``data = {path, problem}``."""
-    return InvalidParams(f"unsafe path {path!r}: {problem}", {"path": path, "problem": code})
-
-
-def write_root(spec: CorpusSpec, tool: str) -> Path:
-    """The one root a write goes to; multi-root corpora are read and search only."""
-    if len(spec.roots) != 1:
-        roots = ", ".join(str(root) for root in spec.roots) or "none"
+def write_root(spec: CorpusSpec) -> Path:
+    """The root a write goes to: the corpus' first (the spec's rule); later roots are never written."""
+    if not spec.roots:
         raise InvalidParams(
-            f"{tool} needs a single-root corpus, and {spec.name!r} has {len(spec.roots)} roots ({roots}): "
-            "a multi-root corpus is read and search only, because a relative path would not say which "
-            "root to write to. Write to a corpus with one root (list_corpora shows the paths of each).",
-            {"corpus": spec.name, "roots": [str(root) for root in spec.roots], "problem": "multi-root"},
+            f"corpus {spec.name!r} has no root to write to: give it a path in the configuration",
+            {"corpus": spec.name, "problem": "no-root"},
         )
     root = spec.roots[0]
     if not root.is_dir():
+        which = "first root (where writes go)" if len(spec.roots) > 1 else "root"
         raise InvalidParams(
-            f"the root of corpus {spec.name!r}, {root}, does not exist or is not a directory: create it "
+            f"the {which} of corpus {spec.name!r}, {root}, does not exist or is not a directory: create it "
             "first (`hallouminate init-repo NAME` creates a repository's wiki)",
             {"corpus": spec.name, "root": str(root), "problem": "no-root"},
         )
@@ -62,11 +53,11 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
                 f"names starting with {TEMP_PREFIX!r} are reserved for hallouminate's temp files",
                 "reserved",
             )
-    if spec.kind == "wiki" and not path.endswith(MARKDOWN_SUFFIX):
+    if spec.kind == "wiki" and not is_wiki_page(path):
         stem = segments[-1].rsplit(".", 1)[0] or "page"
         raise InvalidParams(
-            f"{path!r} cannot be a page of wiki {spec.name!r}: a wiki page must end in '{MARKDOWN_SUFFIX}' "
-            f"(lower case), e.g. {'/'.join([*segments[:-1], stem + MARKDOWN_SUFFIX])!r}",
+            f"{path!r} cannot be a page of wiki {spec.name!r}: a wiki page must end in '{WIKI_PAGE_SUFFIX}' "
+            f"(lower case), e.g. {'/'.join([*segments[:-1], stem + WIKI_PAGE_SUFFIX])!r}",
             {"corpus": spec.name, "path": path, "problem": "not-markdown"},
         )
     resolve_inside(root, path, must_exist=False)
@@ -89,7 +80,3 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
             {"corpus": spec.name, "path": path, "problem": "not-in-corpus"},
         )
     return segments
-
-
-def is_markdown(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() in (".md", ".markdown")

@@ -1,6 +1,12 @@
 """``add_markdown`` and ``delete_markdown``: check the path, write or unlink atomically, keep the
 ``index.md`` link lists current, lint. Runs in a worker thread; the daemon serialises writes and then
 re-indexes the paths returned in ``WriteOutcome.reindex``.
+
+Writes go to the corpus' first root, and a path is resolved against that root only. With several roots
+the corpus shows the first root's copy of a path (as every read does), so a copy in a later root is
+never written or deleted, but it is not ignored either: creating over it needs ``overwrite`` (it is a page
+the caller can read), a section edit or a delete of a page only a later root holds is refused, and a
+write that starts or stops hiding a later copy says so in ``warnings``.
 """
 
 from __future__ import annotations
@@ -13,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate import testing_hooks
-from hallouminate.browse.read import READ_MAX_BYTES
-from hallouminate.browse.read import _miss as read_miss  # the read tools' "nearest directory" message
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import Internal, InvalidParams
 from hallouminate.ignore import path_ignored
-from hallouminate.indexing.walker import matches, walk_corpus
-from hallouminate.sandbox import PathMissing, open_for_read
+from hallouminate.indexing.walker import corpus_files, listed_in, matches
+from hallouminate.protocol.limits import PAGE_MAX_BYTES
+from hallouminate.sandbox import DirChain, PathMissing, is_markdown, not_found, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
 from hallouminate.wiki.index_lists import (
@@ -36,12 +41,13 @@ from hallouminate.wiki.index_lists import scaffold as scaffold_index
 from hallouminate.wiki.journal import Journal
 from hallouminate.wiki.lint import lint_page
 from hallouminate.wiki.markdown import first_h1
-from hallouminate.wiki.paths import check_write_path, is_markdown, write_root
+from hallouminate.wiki.paths import check_write_path, write_root
 
 log = logging.getLogger("hallouminate.wiki")
 
-# A page must stay readable in one read_markdown answer (responses travel in 4 MiB frames).
-WRITE_MAX_BYTES = READ_MAX_BYTES
+# A page must stay readable in one read_markdown answer: the read limit is the same bound.
+WRITE_MAX_BYTES = PAGE_MAX_BYTES
+_NOT_DELETED = "nothing was deleted"
 
 
 @dataclass
@@ -67,30 +73,36 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
     content: str = args["content"]
     overwrite = bool(args.get("overwrite", False))
     edit = parse_edit(args)
-    root = write_root(spec, "add_markdown")
+    root = write_root(spec)
     segments = check_write_path(spec, root, path)
     data = _encode(content, path) if edit is None else b""
+    later = _later_copy(spec, path)
     testing_hooks.write_fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
-        chain = atomic.DirChain(root, path, segments[:-1], create=edit is None)
+        chain = DirChain(root, path, segments[:-1], create=edit is None)
     except PathMissing:
-        raise _missing_for_edit(spec, path) from None
+        raise _missing_for_edit(spec, root, path, later) from None
+    shadow: list[dict[str, Any]] = []
     with chain:
-        existing = atomic.look(chain, depth, name, path)
+        existing = chain.look(depth, name, path)
         changed_lines: tuple[int, int] | None = None
         if existing is None:
             if edit is not None:
-                raise _missing_for_edit(spec, path)
+                raise _missing_for_edit(spec, root, path, later)
+            if later is not None and not overwrite:
+                raise _exists(spec, path, later)
             try:
                 atomic.create(chain, depth, name, data, journal, path)
             except atomic.AlreadyExists:
                 raise _exists(spec, path) from None
             action = "created"
+            if later is not None:
+                shadow = [_shadow_warning(path, later, root, hidden=True)]
         else:
             if edit is None and not overwrite:
                 raise _exists(spec, path)
-            old, info = atomic.read(chain, depth, name, path, WRITE_MAX_BYTES)
+            old, info = chain.read(depth, name, path, WRITE_MAX_BYTES)
             if edit is not None:
                 data, changed_lines = _edited(old, edit, content, path)
             if old == data:
@@ -104,6 +116,7 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
         )
         if is_markdown(path):
             warnings = _lint(path, data, files) + warnings
+        warnings = shadow + warnings
     result = {
         "corpus": spec.name,
         "path": path,
@@ -119,23 +132,27 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
 
 
 def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
-    root = write_root(spec, "delete_markdown")
+    root = write_root(spec)
     segments = check_write_path(spec, root, path)
+    later = _later_copy(spec, path)
     testing_hooks.write_fault_point("after-check")
     name, depth = segments[-1], len(segments) - 1
     try:
-        chain = atomic.DirChain(root, path, segments[:-1], create=False)
+        chain = DirChain(root, path, segments[:-1], create=False)
     except PathMissing:
-        raise _missing(spec, path, "nothing was deleted") from None
+        raise _missing(spec, root, path, later, _NOT_DELETED) from None
     with chain:
-        existing = atomic.look(chain, depth, name, path)
+        existing = chain.look(depth, name, path)
         if existing is None:
-            raise _missing(spec, path, "nothing was deleted")
+            raise _missing(spec, root, path, later, _NOT_DELETED)
         atomic.remove(chain, depth, name, existing, journal, path)
-        files = _corpus_files(spec, path, present=False)
+        # A later root's copy of the path is a corpus file still: the one the corpus shows from now on.
+        files = _corpus_files(spec, path, present=later is not None)
         index_files, reindex, warnings = _refresh_indexes(
             spec, root, chain, segments, files, journal, scaffold=False
         )
+        if later is not None:
+            warnings = [_shadow_warning(path, later, root, hidden=False), *warnings]
     result = {
         "corpus": spec.name,
         "path": path,
@@ -151,7 +168,7 @@ def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
 def _refresh_indexes(
     spec: CorpusSpec,
     root: Path,
-    chain: atomic.DirChain,
+    chain: DirChain,
     segments: list[str],
     files: set[str],
     journal: Journal,
@@ -206,7 +223,7 @@ def _refresh_indexes(
 def _refresh_one(
     spec: CorpusSpec,
     root: Path,
-    chain: atomic.DirChain,
+    chain: DirChain,
     depth: int,
     directory: str,
     entries: list[Entry],
@@ -215,14 +232,14 @@ def _refresh_one(
     scaffold: bool,
 ) -> str | None:
     rel = index_path(directory)
-    info = atomic.look(chain, depth, INDEX_NAME, rel)
+    info = chain.look(depth, INDEX_NAME, rel)
     if info is None:
         if not scaffold or not matches(spec, rel) or path_ignored(root, rel):
             return None
         text = scaffold_index(directory_title(directory, spec.repository), entries)
         atomic.create(chain, depth, INDEX_NAME, text.encode("utf-8"), journal, rel)
         return "scaffolded"
-    old, info = atomic.read(chain, depth, INDEX_NAME, rel, WRITE_MAX_BYTES)
+    old, info = chain.read(depth, INDEX_NAME, rel, WRITE_MAX_BYTES)
     if old is None:
         raise InvalidParams(f"it is larger than {WRITE_MAX_BYTES} bytes")
     try:
@@ -275,7 +292,7 @@ def _corpus_files(spec: CorpusSpec, path: str, *, present: bool) -> set[str]:
     """The corpus' files after the write (the walk is skipped when neither lists nor lint need it)."""
     if spec.kind != "wiki" and not is_markdown(path):
         return set()
-    files = {rel for rel, _ in walk_corpus(spec)}
+    files = {rel for rel, _ in corpus_files(spec)}
     if present:
         files.add(path)
     else:
@@ -318,24 +335,73 @@ def _edited(old: bytes | None, edit: Edit, content: str, path: str) -> tuple[byt
     return _encode(edited.text, path), edited.lines
 
 
-def _exists(spec: CorpusSpec, path: str) -> InvalidParams:
+def _exists(spec: CorpusSpec, path: str, later: Path | None = None) -> InvalidParams:
+    if later is None:
+        return InvalidParams(
+            f"{path!r} already exists in corpus {spec.name!r}: read it with read_markdown first, then call "
+            "add_markdown again with overwrite: true to replace it (or change one part with under_heading, "
+            "replace_lines or replace_match)",
+            {"corpus": spec.name, "path": path, "problem": "exists"},
+        )
     return InvalidParams(
-        f"{path!r} already exists in corpus {spec.name!r}: read it with read_markdown first, then call "
-        "add_markdown again with overwrite: true to replace it (or change one part with under_heading, "
-        "replace_lines or replace_match)",
-        {"corpus": spec.name, "path": path, "problem": "exists"},
+        f"{path!r} already exists in corpus {spec.name!r}, as {later} in a later root (writes go to the "
+        f"first root, {spec.roots[0]}): read it with read_markdown first, then call add_markdown again with "
+        "overwrite: true to write the first root's copy, which the corpus then shows in its place (the "
+        "later copy is left as it is)",
+        {"corpus": spec.name, "path": path, "later_copy": str(later), "problem": "exists"},
     )
 
 
-def _missing(spec: CorpusSpec, path: str, consequence: str) -> InvalidParams:
-    miss = read_miss(spec, path)
+def _later_copy(spec: CorpusSpec, path: str) -> Path | None:
+    """The file a later root holds at ``path`` as a corpus file (the first such), else None."""
+    for root in spec.roots[1:]:
+        if listed_in(spec, root, path):
+            return root.joinpath(path)
+    return None
+
+
+def _shadow_warning(path: str, later: Path, root: Path, *, hidden: bool) -> dict[str, Any]:
+    if hidden:
+        return {
+            "code": "shadows-later-copy",
+            "message": f"a later root of the corpus holds {path!r} too ({later}): it is left as it is, and "
+            f"the corpus now shows the first root's copy ({root.joinpath(path)}) in its place",
+            "path": path,
+        }
+    return {
+        "code": "later-copy-shown",
+        "message": f"a later root of the corpus holds {path!r} too ({later}): it is left as it is, and the "
+        "corpus now shows it at this path",
+        "path": path,
+    }
+
+
+def _missing(spec: CorpusSpec, root: Path, path: str, later: Path | None, consequence: str) -> InvalidParams:
+    """``path`` is not in the first root: a plain miss, or a page only a later root holds (which writes
+    never change)."""
+    if later is not None:
+        if consequence == _NOT_DELETED:
+            consequence += " (remove that file yourself if you mean to)"
+        return InvalidParams(
+            f"{path!r} is only in a later root of corpus {spec.name!r} ({later}), and writes change the "
+            f"first root only ({root}): {consequence}",
+            {"corpus": spec.name, "path": path, "later_copy": str(later), "problem": "not-in-first-root"},
+        )
+    # The nearest directory and the close names among the first root's files: the only ones a write sees.
+    files = (rel for rel, holder in corpus_files(spec) if holder == root)
+    miss = not_found(spec.name, path, files)
     return InvalidParams(f"{miss.message} ({consequence})", {**miss.data, "problem": "missing"})
 
 
-def _missing_for_edit(spec: CorpusSpec, path: str) -> InvalidParams:
-    return _missing(
-        spec,
-        path,
-        "a section edit needs an existing page: create it first without under_heading, replace_lines or "
-        "replace_match",
-    )
+def _missing_for_edit(spec: CorpusSpec, root: Path, path: str, later: Path | None) -> InvalidParams:
+    if later is not None:
+        consequence = (
+            "nothing was edited. To change the page, read it with read_markdown and write it whole with "
+            "add_markdown and overwrite: true: the first root's copy then takes its place"
+        )
+    else:
+        consequence = (
+            "a section edit needs an existing page: create it first without under_heading, replace_lines "
+            "or replace_match"
+        )
+    return _missing(spec, root, path, later, consequence)

@@ -1,0 +1,99 @@
+"""What the domain needs from the adapters (the store, its reader, the embedder), as structural types.
+
+The indexer, the search and the daemon depend on these protocols; ``storage/`` and ``embedding/`` satisfy
+them (mypy checks it where the real classes are passed). This module imports nothing of ours, so the
+packages that use it do not depend on one another through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+if TYPE_CHECKING:  # numpy is for the checker only: light callers (browse, the CLI) import this module
+    import numpy as np
+    import numpy.typing as npt
+
+# A stored chunk row as the searches return it: the result columns (storage/schema.py) and a ``score``.
+Row = dict[str, Any]
+Vector: TypeAlias = "npt.NDArray[np.float32]"
+# The daemon embeds a query off its event loop (batched with concurrent ones): awaited by ``ground``.
+QueryEmbedder = Callable[[str], Awaitable[Vector]]
+
+
+class FileStateLike(Protocol):
+    """A file as last indexed. Read-only: the store hands out frozen records."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def mtime_ns(self) -> int: ...
+
+    @property
+    def content_hash(self) -> str: ...
+
+    @property
+    def indexed_at_ms(self) -> int: ...
+
+
+class EmbedderPort(Protocol):
+    @property
+    def dim(self) -> int: ...
+
+    def embed_passages(self, texts: list[str]) -> Vector: ...
+
+    def embed_query(self, text: str) -> Vector: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+class StorePort(Protocol):
+    """What the indexer writes and reads through (the daemon's ``Store``)."""
+
+    def file_states(self, corpus: str) -> Mapping[str, FileStateLike]: ...
+
+    def replace_files(self, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> None: ...
+
+    def delete_files(self, corpus: str, paths: Iterable[str]) -> None: ...
+
+    def update_stats_many(self, corpus: str, stats: Mapping[str, tuple[int, int]]) -> None: ...
+
+    def maybe_optimize(self) -> bool: ...
+
+
+class PhraseMatchesPort(Protocol):
+    """The rows whose text matches a phrase, in scan order (corpus, path, ordinal).
+
+    ``rows`` holds what ordering and counting need (corpus, path, ordinal, page, line_start, line_end)
+    and ``occurrences``; the rest of a row is read only for the rows shown.
+    """
+
+    @property
+    def rows(self) -> list[Row]: ...
+
+    @property
+    def more(self) -> bool:
+        """The scan stopped at its row cap: rows after these were not read."""
+        ...
+
+    def texts(self, indices: list[int]) -> list[str]: ...
+
+    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[Row]: ...
+
+    def count(self, texts: list[str]) -> list[int]:
+        """Occurrences of the phrase in each of ``texts``, by the same rules as ``occurrences``."""
+        ...
+
+
+class ReaderPort(Protocol):
+    """Everything ``ground`` reads (the daemon's ``storage.reader.AsyncReader``): each call sees every
+    commit finished before it."""
+
+    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[Row]: ...
+
+    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[Row]: ...
+
+    async def count_rows(self, corpus: str) -> int: ...
+
+    async def phrase_rows(self, corpora: Sequence[str], pattern: str, max_rows: int) -> PhraseMatchesPort: ...

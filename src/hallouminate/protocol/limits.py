@@ -1,0 +1,85 @@
+"""Every numeric bound a caller meets, and the defaults of the bounded settings: the one table.
+
+The published tool schemas (``protocol/schemas.py``), config loading and ``config validate``
+(``config/layer.py``), the engine's own checks (``search/ground.py``, ``search/phrase.py``), the page size
+of reads and writes, and the CLI's flag ranges all read these; none keeps a copy of a number. When they
+disagreed, ``[search] top_files = 5000`` validated and then failed every ``ground`` with an error blaming a
+parameter the caller never sent. The bounds are part of the published schemas, frozen for clients
+(docs/stability.md): narrowing one breaks callers, widening one needs the engine to cope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Range:
+    """An inclusive range of integers (or of lengths), named as the caller writes the parameter."""
+
+    name: str
+    low: int
+    high: int
+    # What is counted, for messages: "" for a plain number, else "characters" or "bytes".
+    unit: str = ""
+    # The value used when the caller sends none (and no config sets one); None: the parameter is required
+    # or has no numeric default.
+    default: int | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.low <= self.high or (self.default is not None and self.default not in self):
+            raise ValueError(f"inconsistent range {self!r}")
+
+    def __contains__(self, value: object) -> bool:
+        # bool is an int subclass in Python; `true` is not a count.
+        return isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
+
+    @property
+    def span(self) -> str:
+        """How messages state the range: ``1 to 100``."""
+        return f"{self.low} to {self.high}"
+
+    def integer_schema(self) -> dict[str, Any]:
+        """The JSON-schema keywords bounding an integer parameter."""
+        return {"minimum": self.low, "maximum": self.high}
+
+    def length_schema(self) -> dict[str, Any]:
+        """The JSON-schema keywords bounding a string parameter's length (a zero minimum is not stated)."""
+        return {"minLength": self.low, "maxLength": self.high} if self.low else {"maxLength": self.high}
+
+
+# -- ground ---------------------------------------------------------------------------------------------
+# Also the [search] settings of a config file, which set these parameters' defaults (SEARCH_SETTINGS).
+TOP_FILES = Range("top_files", 1, 100, default=10)
+CHUNKS_PER_FILE = Range("chunks_per_file", 1, 20, default=3)
+LIMIT = Range("limit", 1, 1000, default=50)
+SNIPPET_CHARS = Range("snippet_chars", 20, 4000, default=240)
+SEARCH_SETTINGS = (TOP_FILES, CHUNKS_PER_FILE, LIMIT, SNIPPET_CHARS)
+
+QUERY_CHARS = Range("query", 1, 2048, "characters")
+# match "phrase": the whole query is the phrase, scanned literally in every chunk.
+PHRASE_CHARS = Range("query", 1, 512, "characters")
+# Occurrences counted before a phrase scan stops: bounds the work and the answer of a phrase found everywhere.
+SCAN_CAP = 10_000
+# Files listed by output "counts"; more are dropped with a counts-truncated warning.
+COUNTS_MAX_FILES = 2_000
+
+# -- names and paths -------------------------------------------------------------------------------------
+CORPUS_NAME_CHARS = Range("corpus", 1, 256, "characters")
+# PATH_MAX on Linux: no longer path can name a file. cwd is checked in bytes too (protocol/cwd.py).
+PATH_MAX_BYTES = 4096
+CWD_CHARS = Range("cwd", 1, PATH_MAX_BYTES, "characters")
+PATH_CHARS = Range("path", 0, PATH_MAX_BYTES, "characters")
+
+# -- pages (read_markdown, add_markdown) -----------------------------------------------------------------
+# A page must stay readable in one read_markdown answer: frames are capped at 4 MiB (protocol.MAX_FRAME).
+# A text of more characters is more bytes, so the schemas refuse it before it is sent; a page of that many
+# bytes has at most that many lines, which bounds replace_lines.
+PAGE_MAX_BYTES = 3 * 1024 * 1024
+CONTENT_CHARS = Range("content", 0, PAGE_MAX_BYTES, "characters")
+REPLACE_MATCH_CHARS = Range("replace_match", 1, PAGE_MAX_BYTES, "characters")
+# Bounded: an unbounded integer from JSON could not even be framed (msgpack stops at 64 bits), which
+# surfaced as an internal error rather than -32602.
+REPLACE_LINE = Range("replace_lines", 1, PAGE_MAX_BYTES)
+UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")

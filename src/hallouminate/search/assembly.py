@@ -1,0 +1,134 @@
+"""What ranked mode (ground.py) and phrase mode (phrase.py) share in turning hits into a result (domain).
+
+The request's checks and store keys, the file entry both roll their hits up into, the ranking and the
+``top_files`` cut with the priority corpus's reserved slots, the stale check and the not-indexed warning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from hallouminate.config import CorpusSpec
+from hallouminate.errors import InvalidParams
+from hallouminate.ports import ReaderPort
+from hallouminate.protocol import limits
+
+# The published bounds (protocol/limits.py): the schema, the config and the engine read one table.
+MAX_QUERY_CHARS = limits.QUERY_CHARS.high
+# Inclusive bounds of the numeric parameters.
+BOUNDS = {bound.name: (bound.low, bound.high) for bound in limits.SEARCH_SETTINGS}
+
+# A warning of a result: ``code`` and ``message``, and for some codes more (phrase mode's ``bounds``).
+ResultWarning = dict[str, Any]
+
+C = TypeVar("C")
+F = TypeVar("F", bound="FileEntry[Any]")
+
+
+def check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidParams("query must not be empty", {"param": "query"})
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidParams(
+            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", {"param": "query"}
+        )
+    if not corpora:
+        raise InvalidParams("no corpus to search", {"corpora": []})
+    for name, value in numbers.items():
+        low, high = BOUNDS[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise InvalidParams(
+                f"{name} must be an integer from {low} to {high}, got {value!r}", {"param": name}
+            )
+
+
+def corpus_keys(
+    corpora: Sequence[CorpusSpec], priority: str | None
+) -> tuple[list[str], dict[str, str], str | None]:
+    """Store keys to search (one per distinct corpus), their display names, and the priority's key.
+
+    Rows are stored under ``store_key`` (name + roots) so two checkouts of one repository never mix.
+    """
+    display = {spec.store_key: spec.name for spec in corpora}
+    keys = list(display)
+    priority_key = next((spec.store_key for spec in corpora if spec.name == priority), None)
+    return keys, display, priority_key
+
+
+@dataclass(slots=True)
+class FileEntry(Generic[C]):
+    """A file's hits, ``chunks`` of the mode's own kind: ranked mode's (score, row), phrase mode's
+    (occurrences, row index)."""
+
+    corpus: str
+    path: str
+    score: float = 0.0
+    chunks: list[C] = field(default_factory=list)
+    # Ranked mode: the rarity-weighted share of the query's words its best-scoring chunk holds, which
+    # settles score ties. Phrase mode leaves it at 0 (every hit holds the whole phrase).
+    literal: float = 0.0
+    # A file's own fields: left empty while ranking, filled for the files shown.
+    abs_path: str = ""
+    summary: str = ""
+    size: int = 0
+    mtime_ns: int = 0
+    keywords: list[str] = field(default_factory=list)
+
+
+def rank_files(files: list[F], priority: str | None) -> list[F]:
+    # Ties: the priority corpus first, then the page holding more of the query's wording (a keyword hit
+    # tied with a page only close in meaning), then corpus and path, so equal scores always list the same
+    # way.
+    return sorted(files, key=lambda f: (-f.score, f.corpus != priority, -f.literal, f.corpus, f.path))
+
+
+def reserved_slots(top_files: int) -> int:
+    return max(1, top_files // 4)
+
+
+def cut(ranked: list[F], top_files: int, priority: str | None) -> list[F]:
+    """The first ``top_files``, with up to ``reserved_slots`` kept for the priority corpus' best pages."""
+    chosen = ranked[:top_files]
+    if priority is None:
+        return chosen
+    want = min(reserved_slots(top_files), sum(1 for f in ranked if f.corpus == priority))
+    have = sum(1 for f in chosen if f.corpus == priority)
+    if have >= want:
+        return chosen
+    extra = [f for f in ranked[top_files:] if f.corpus == priority][: want - have]
+    # Drop the weakest non-priority pages to make room, then restore the score order.
+    keep = list(chosen)
+    for _ in extra:
+        weakest = max(i for i, f in enumerate(keep) if f.corpus != priority)
+        keep.pop(weakest)
+    order = {id(f): i for i, f in enumerate(ranked)}
+    return sorted([*keep, *extra], key=lambda f: order[id(f)])
+
+
+def is_stale(entry: FileEntry[Any]) -> bool:
+    """The file on disk differs (size or mtime) from what was indexed, or is gone."""
+    try:
+        st = os.stat(entry.abs_path)
+    except OSError:
+        return True
+    return st.st_size != entry.size or st.st_mtime_ns != entry.mtime_ns
+
+
+async def empty_keys(reader: ReaderPort, keys: list[str]) -> list[str]:
+    """The store keys with no row: named in the not-indexed warning."""
+    return [key for key in keys if await reader.count_rows(key) == 0]
+
+
+def not_indexed(empty: list[str]) -> list[ResultWarning]:
+    if not empty:
+        return []
+    return [
+        {
+            "code": "not-indexed",
+            "message": f"corpus {', '.join(repr(n) for n in empty)} has nothing indexed yet: run "
+            "`hallouminate index` (or the index tool) after adding pages",
+        }
+    ]
