@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -69,8 +72,63 @@ def test_missing_model_fails_fast_without_network(tmp_path: Path) -> None:
     assert not (tmp_path / "empty-cache").exists() or not any((tmp_path / "empty-cache").iterdir())
 
 
-def test_loading_switches_the_hub_client_offline(embedder: Embedder) -> None:
-    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+# The texts of minilm_vectors_0.1.npy, embedded as passages by hallouminate 0.1 (main at 86c54ef), which
+# loaded fastembed's built-in entry from a fake hub cache. A store built then holds such vectors.
+REFERENCE_TEXTS = [
+    "How do I reset my password?",
+    "Steps to recover a forgotten login password",
+    "The recipe needs two cups of flour.",
+    "# Release process\n\nTag the commit, run `make dist`, and upload the wheel. Ünïcödé — ✓ 日本語",
+    " ".join(["password recovery steps"] * 100) + " apples",
+]
+
+
+def test_vectors_are_those_hallouminate_0_1_stored(embedder: Embedder) -> None:
+    reference = np.load(Path(__file__).with_name("minilm_vectors_0.1.npy"))
+    for vectors in (embedder.embed_passages(REFERENCE_TEXTS), embedder.embed_queries(REFERENCE_TEXTS)):
+        cosines = np.sum(vectors * reference, axis=1)
+        # Measured bit-identical on the build machine; another CPU may differ by float noise only.
+        assert cosines.min() >= 0.99999, cosines
+        assert np.abs(vectors - reference).max() <= 1e-5
+
+
+_NO_NETWORK = """
+import json, os, socket, sys
+from pathlib import Path
+connects = []
+real_connect = socket.socket.connect
+def connect(self, address):
+    if self.family != socket.AF_UNIX:
+        connects.append(repr(address))
+    return real_connect(self, address)
+socket.socket.connect = connect
+from hallouminate.embedding import Embedder
+embedder = Embedder(Path(sys.argv[1]))
+embedder.embed_passages(["amber walrus"]); embedder.embed_query("amber walrus")
+print(json.dumps({
+    "connects": connects,
+    "hub_offline": os.environ.get("HF_HUB_OFFLINE"),
+    "install_only_modules": sorted(m for m in ("onnx", "safetensors", "pip") if m in sys.modules),
+}))
+"""
+
+
+def test_loading_needs_no_network_and_switches_nothing_off(model_cache: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "FASTEMBED_"))}
+    run = subprocess.run(
+        [sys.executable, "-c", _NO_NETWORK, str(model_cache)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    seen = json.loads(run.stdout.splitlines()[-1])
+    assert seen["connects"] == []
+    # 0.1 set HF_HUB_OFFLINE=1 for the whole process; the local path alone is what keeps the hub out now.
+    assert seen["hub_offline"] is None
+    # The install-only dependencies (ADR 0020) are not loaded to embed.
+    assert seen["install_only_modules"] == []
 
 
 def test_queries_while_a_batch_embeds_in_another_thread(embedder: Embedder) -> None:

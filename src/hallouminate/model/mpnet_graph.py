@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from hallouminate.model.onnx_graph import (
     EncoderConfig,
     EncoderShape,
+    GraphBuilder,
     LayerNames,
-    _GraphBuilder,
     checked_float_weights,
     encoder_layers,
     finish_model,
@@ -91,7 +91,7 @@ def build_mpnet_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.nd
 
     cfg = MPNetConfig(raw_config)
     # Checkpoints saved from MPNetForX carry an "mpnet." prefix.
-    g = _GraphBuilder(checked_float_weights(weights, _expected_shapes(cfg), "mpnet."), cfg.eps)
+    g = GraphBuilder(checked_float_weights(weights, _expected_shapes(cfg), "mpnet."), cfg.eps)
     f32 = g.weights
     one = g.scalar("const.one", 1.0)
     axis0 = g.ints("const.axis0", [0])

