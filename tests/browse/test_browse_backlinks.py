@@ -9,18 +9,13 @@ import pytest
 
 from hallouminate.browse import backlinks, parse_wikilinks
 from hallouminate.config import CorpusSpec
+from support.files import touch
 
 SAMPLE_WIKI = Path(__file__).resolve().parents[2] / ".hallouminate" / "wiki"
 
 
 def spec(*roots: Path) -> CorpusSpec:
     return CorpusSpec("wiki", "wiki", tuple(roots), ("**/*.md",), (), "r")
-
-
-def touch(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

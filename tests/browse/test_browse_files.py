@@ -9,16 +9,11 @@ import pytest
 
 from hallouminate.browse import corpus_stats, list_corpora, list_files, list_tree
 from hallouminate.config import CorpusSpec, resolve
+from support.files import touch
 
 
 def spec(*roots: Path, globs: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = ()) -> CorpusSpec:
     return CorpusSpec("docs", "custom", tuple(roots), globs, exclude, None)
-
-
-def touch(path: Path, text: str = "# x\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

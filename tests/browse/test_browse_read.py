@@ -13,6 +13,7 @@ import pytest
 from hallouminate.browse import backlinks, read_markdown
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
+from support.files import touch
 
 SECRET = "TOP-SECRET-CONTENT"
 
@@ -37,12 +38,6 @@ ATTACKS = [
 
 def spec(*roots: Path, globs: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = ()) -> CorpusSpec:
     return CorpusSpec("docs", "custom", tuple(roots), globs, exclude, None)
-
-
-def touch(path: Path, text: str = "# x\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Sandbox
+from support.sandbox import Sandbox
 
 QUESTION = "How does the MCP shim reach the daemon?"
 

@@ -12,8 +12,8 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
-from conftest import Sandbox, mcp_session
 from hallouminate.protocol import limits
+from support.sandbox import Sandbox, mcp_session
 
 
 def hm(sandbox: Sandbox, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

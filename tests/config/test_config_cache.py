@@ -6,7 +6,6 @@ import errno
 import os
 from pathlib import Path
 
-from conftest import write
 from hallouminate.config import resolve
 from hallouminate.config.cache import (
     DISCOVERY_MAX_AGE_SECS,
@@ -17,6 +16,7 @@ from hallouminate.config.cache import (
 from hallouminate.config.discover import ScanObserver
 from hallouminate.config.types import Resolved
 from hallouminate.daemon.dirwatch import DirectoryWatch
+from support.files import write
 
 
 class CountingResolver:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
 from hallouminate.browse import list_files
 from hallouminate.config import corpus_for, discover_repositories, find_repo_root, resolve
 from hallouminate.errors import InvalidParams
+from support.files import write
 
 GIT_ENV = {
     **os.environ,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
 from hallouminate import xdg
 from hallouminate.config import corpus_for, load_baseline, resolve
 from hallouminate.errors import InvalidParams
+from support.files import write
 
 
 def repo_config(root: Path, text: str) -> Path:

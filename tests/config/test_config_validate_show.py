@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import write
 from hallouminate.config import (
     baseline_template,
     describe_effective,
@@ -13,6 +12,7 @@ from hallouminate.config import (
     validate_file,
     validate_for,
 )
+from support.files import write
 
 
 def test_the_template_validates_as_written_and_uncommented(tmp_path: Path) -> None:

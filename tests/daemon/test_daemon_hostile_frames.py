@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import pid_alive, wait_for_socket
 from hallouminate.protocol.schemas import ARGS
+from support.sandbox import pid_alive, wait_for_socket
 
 FRAMES_WANTED = int(os.environ.get("HALLOUMINATE_FUZZ_FRAMES", "2500"))
 HEADER = struct.Struct(">I")

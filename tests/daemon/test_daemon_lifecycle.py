@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from conftest import Sandbox, kill_daemon_of, pid_alive
 from hallouminate import __version__
 from hallouminate.client import connect_or_spawn, stop_daemon
 from hallouminate.errors import Internal
+from support.sandbox import Sandbox, kill_daemon_of, pid_alive
 
 
 async def test_a_client_spawns_the_daemon_when_none_answers(sandbox: Sandbox) -> None:

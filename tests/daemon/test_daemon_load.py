@@ -9,9 +9,9 @@ import time
 
 import msgpack
 
-from conftest import Sandbox
 from hallouminate.client import connect_or_spawn
 from hallouminate.daemon.server import MAX_CONNECTIONS
+from support.sandbox import Sandbox
 
 
 def recv_message(sock: socket.socket) -> dict:

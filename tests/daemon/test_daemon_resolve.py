@@ -21,13 +21,14 @@ from typing import Any
 
 import pytest
 
-from conftest import Sandbox, private_world, write
 from hallouminate.client import DaemonConnection, connect_or_spawn
 from hallouminate.config import defaults, resolve
 from hallouminate.config.cache import ResolveCache
 from hallouminate.config.discover import ScanObserver
 from hallouminate.config.types import Resolved
 from hallouminate.daemon.resolving import Resolver
+from support.files import write
+from support.sandbox import Sandbox, private_world
 
 _busts = itertools.count()
 

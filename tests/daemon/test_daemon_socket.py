@@ -12,9 +12,9 @@ import sys
 import msgpack
 import pytest
 
-from conftest import Sandbox
 from hallouminate import __version__
 from hallouminate.protocol import MAX_FRAME, PROTOCOL_VERSION
+from support.sandbox import Sandbox
 
 
 class RawClient:

@@ -7,8 +7,8 @@ import shutil
 import time
 from pathlib import Path
 
-from conftest import Sandbox
 from hallouminate.client import DaemonConnection, connect_or_spawn, stop_daemon
+from support.sandbox import Sandbox
 
 FRESHNESS_SECS = 2.0
 

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from hallouminate.daemon.query_batcher import MAX_BATCH, QueryBatcher
 from hallouminate.embedding import Embedder
-
-
-@pytest.fixture(scope="module")
-def embedder(model_cache: Path) -> Embedder:
-    return Embedder(model_cache)
 
 
 async def test_queries_waiting_together_go_in_one_model_call(embedder: Embedder) -> None:

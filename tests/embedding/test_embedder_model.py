@@ -17,12 +17,6 @@ from hallouminate.indexing import chunk_markdown
 from hallouminate.model import MAX_TOKENS, MODEL_DIM
 
 
-@pytest.fixture(scope="module")
-def embedder(model_cache: Path) -> Embedder:
-    """The real model, loaded once per module from the provisioned cache."""
-    return Embedder(model_cache)
-
-
 def test_shapes_types_and_normalisation(embedder: Embedder) -> None:
     assert embedder.dim == MODEL_DIM
     passages = embedder.embed_passages(["Steps to recover a forgotten login password", "Two cups of flour."])

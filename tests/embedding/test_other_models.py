@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Sandbox
 from hallouminate.embedding import Embedder
 from hallouminate.errors import Internal
+from support.sandbox import Sandbox
 
 UNREACHABLE_HUB = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_ETAG_TIMEOUT": "5"}
 OTHER = "BAAI/bge-small-en-v1.5"  # fastembed knows it: hub repo Qdrant/bge-small-en-v1.5-onnx-Q

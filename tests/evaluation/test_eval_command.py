@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import Sandbox
+from support.sandbox import Sandbox
 
 BACKUPS = """\
 # Backups

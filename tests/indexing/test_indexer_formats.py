@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from fpdf import FPDF
-from test_indexer_gate import embedder, setup, wiki  # noqa: F401 - fixtures
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
@@ -29,7 +28,7 @@ def make_pdf(pages: list[str]) -> bytes:
 
 
 @pytest.fixture
-def mixed(tmp_path: Path, setup) -> tuple[Indexer, Store, CorpusSpec]:  # noqa: F811
+def mixed(tmp_path: Path, setup) -> tuple[Indexer, Store, CorpusSpec]:
     indexer, store, spec = setup
     root = spec.roots[0]
     (root / "notes.txt").write_text("Plain notes.\n\nThe turquoise heron migrates every spring.\n")
@@ -60,7 +59,7 @@ def search(store: Store, model: Embedder, spec: CorpusSpec, query: str) -> list[
     return asyncio.run(ground_it)["docs"]
 
 
-def test_each_format_is_indexed_and_found(mixed, embedder: Embedder) -> None:  # noqa: F811
+def test_each_format_is_indexed_and_found(mixed, embedder: Embedder) -> None:
     indexer, store, spec = mixed
     report = indexer.index_corpus(spec)
     assert report["files_skipped"] == 0, report["skipped"]
@@ -73,7 +72,7 @@ def test_each_format_is_indexed_and_found(mixed, embedder: Embedder) -> None:  #
     assert pdf["chunks"][0]["page"] == 2 and "page:2" in pdf["chunks"][0]["heading_path"]
 
 
-def test_an_unparseable_file_is_skipped_and_its_last_good_rows_stay(mixed, embedder: Embedder) -> None:  # noqa: F811
+def test_an_unparseable_file_is_skipped_and_its_last_good_rows_stay(mixed, embedder: Embedder) -> None:
     indexer, store, spec = mixed
     indexer.index_corpus(spec)
     root = spec.roots[0]
@@ -88,7 +87,7 @@ def test_an_unparseable_file_is_skipped_and_its_last_good_rows_stay(mixed, embed
     assert search(store, embedder, spec, "crimson lighthouse procedure")[0]["path"] == "manual.pdf"
 
 
-def test_frontmatter_fields_are_stored_and_a_malformed_block_is_reported(setup) -> None:  # noqa: F811
+def test_frontmatter_fields_are_stored_and_a_malformed_block_is_reported(setup) -> None:
     indexer, store, spec = setup
     root = spec.roots[0]
     (root / "tagged.md").write_text(

@@ -8,45 +8,7 @@ from typing import Any
 
 import pytest
 
-from hallouminate.config import CorpusSpec, Settings
-from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
-from hallouminate.storage import Store
-
-
-@pytest.fixture(scope="module")
-def embedder(model_cache: Path) -> Embedder:
-    """The real model, loaded once per module from the provisioned cache."""
-    return Embedder(model_cache)
-
-
-@pytest.fixture
-def wiki(tmp_path: Path) -> Path:
-    root = tmp_path / "wiki"
-    (root / "sub").mkdir(parents=True)
-    (root / "index.md").write_text("# Index\n\nThe entry page.\n")
-    (root / "alpha.md").write_text("# Alpha\n\nAbout alpha.\n\n## Details\n\nAlpha details here.\n")
-    (root / "sub" / "beta.md").write_text("# Beta\n\nAbout beta.\n")
-    return root
-
-
-@pytest.fixture
-def setup(tmp_path: Path, wiki: Path, embedder) -> tuple[Indexer, Store, CorpusSpec]:
-    store = Store(tmp_path / "db", embedder.dim)
-    settings = Settings(
-        model_name="unused",
-        model_cache_dir=tmp_path / "unused",
-        store_dir=tmp_path / "db",
-        idle_exit_secs=900,
-        top_files=10,
-        chunks_per_file=3,
-        limit=50,
-        snippet_chars=240,
-        chunk_tokens=256,
-        max_file_bytes=10_000,
-    )
-    spec = CorpusSpec("repo:t:wiki", "wiki", (wiki,), ("**/*.md",), (), "t")
-    return Indexer(store, embedder, settings), store, spec
 
 
 def counts(report: dict[str, Any]) -> tuple[int, ...]:

@@ -8,16 +8,11 @@ from pathlib import Path
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing import walk_corpus
 from hallouminate.indexing.walker import locate
+from support.files import touch
 
 
 def spec(*roots: Path, globs: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = ()) -> CorpusSpec:
     return CorpusSpec("c", "custom", tuple(roots), globs, exclude, None)
-
-
-def touch(path: Path, text: str = "# x\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def test_globs_and_excludes_are_relative_to_each_root(tmp_path: Path, monkeypatch) -> None:

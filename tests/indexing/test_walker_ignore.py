@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
+from support.files import touch
 
 GIT_ENV = {
     **os.environ,
@@ -27,12 +28,6 @@ def git(cwd: Path, *args: str) -> None:
 
 def spec(*roots: Path, globs: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = ()) -> CorpusSpec:
     return CorpusSpec("c", "custom", tuple(roots), globs, exclude, None)
-
-
-def touch(path: Path, text: str = "# x\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def rels(s: CorpusSpec) -> list[str]:

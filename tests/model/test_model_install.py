@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from model_tiny_bert import TinyModel, build_tiny_model, write_wheel
 
 from hallouminate.errors import Internal
 from hallouminate.model import (
@@ -25,6 +24,7 @@ from hallouminate.model import (
 )
 from hallouminate.model.provision import _install_wheel_file
 from hallouminate.model.wheels import KNOWN_WHEELS, UPSTREAM_SHA256, WheelSource, sha256_file
+from support.model_tiny_bert import TinyModel, build_tiny_model, write_wheel
 
 
 @pytest.fixture(scope="module")

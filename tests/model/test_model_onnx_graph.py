@@ -10,8 +10,6 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
-from model_numpy_reference import Reference, padding_bias
-from model_tiny_bert import TinyModel, build_tiny_model
 
 from hallouminate.model.onnx_graph import (
     INPUT_NAMES,
@@ -20,6 +18,8 @@ from hallouminate.model.onnx_graph import (
     build_bert_graph,
     build_onnx_from_safetensors,
 )
+from support.model_numpy_reference import Reference, padding_bias
+from support.model_tiny_bert import TinyModel, build_tiny_model
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,6 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import pytest
-from model_numpy_reference import Reference, padding_bias
-from model_tiny_mpnet import tiny_mpnet_weights
 from safetensors.numpy import save_file
 
 from hallouminate.model.mpnet_graph import (
@@ -21,6 +19,8 @@ from hallouminate.model.mpnet_graph import (
     build_mpnet_onnx_from_safetensors,
 )
 from hallouminate.model.onnx_graph import OPSET, OUTPUT_NAME
+from support.model_numpy_reference import Reference, padding_bias
+from support.model_tiny_mpnet import tiny_mpnet_weights
 
 TINY_CONFIG: dict[str, Any] = {
     "hidden_size": 32,

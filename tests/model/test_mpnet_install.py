@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from model_tiny_mpnet import TinyMPNetRelease, build_release
 
 from hallouminate.embedding import Embedder
 from hallouminate.errors import Internal
@@ -25,6 +24,7 @@ from hallouminate.model.mpnet import (
     require_installed,
 )
 from hallouminate.model.wheels import sha256_file
+from support.model_tiny_mpnet import TinyMPNetRelease, build_release
 
 
 @pytest.fixture(scope="module")

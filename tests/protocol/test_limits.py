@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from conftest import write
 from hallouminate.config import load_baseline, validate_file
 from hallouminate.protocol import limits
 from hallouminate.protocol.schemas import ARGS
 from hallouminate.shim.tools import TOOLS
+from support.files import write
 
 # Every bounded property of every tool's published input schema, by property name.
 BY_PROPERTY = {

@@ -16,9 +16,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from faults_world import INVALID_PARAMS, World, fails, ok, world, write_pages
 
-from conftest import mcp_session
 from hallouminate.client import connect_or_spawn
 from hallouminate.daemon.server import MAX_IN_FLIGHT_PER_CONNECTION
 from hallouminate.errors import InvalidParams
@@ -27,6 +25,8 @@ from hallouminate.protocol.cwd import MAX_CWD_BYTES
 from hallouminate.protocol.schemas import PAGE_MAX_CHARS, QUERY_MAX_CHARS
 from hallouminate.shim.tools import CWD_PROP
 from hallouminate.wiki.writes import WRITE_MAX_BYTES
+from support.faults_world import INVALID_PARAMS, World, fails, ok, world, write_pages
+from support.sandbox import mcp_session
 
 WIKI = "repo:bounds:wiki"
 BIG_PAGE = "big.md"  # planted over the read limit

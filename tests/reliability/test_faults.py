@@ -24,7 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from faults_world import (
+
+from hallouminate import __version__
+from hallouminate.client import connect_or_spawn
+from support.faults_world import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     PRIVATE_MOUNTS,
@@ -35,10 +38,7 @@ from faults_world import (
     world,
     write_pages,
 )
-
-from conftest import Sandbox, daemons_serving, mcp_session, pid_alive
-from hallouminate import __version__
-from hallouminate.client import connect_or_spawn
+from support.sandbox import Sandbox, daemons_serving, mcp_session, pid_alive
 
 WIKI = "repo:faults:wiki"
 PAGES = {

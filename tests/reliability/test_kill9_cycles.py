@@ -31,9 +31,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from reliability_world import (
-    INDEX_END,
-    INDEX_START,
+
+from hallouminate.client import DaemonUnavailable, connect_or_spawn
+from hallouminate.storage import Store
+from hallouminate.wiki.edits import Edit, apply_edit
+from support.crash import (
     check_file_rows,
     check_no_temp_files,
     disk_state,
@@ -43,13 +45,9 @@ from reliability_world import (
     sha256,
     store_dir,
     stored_files,
-    token,
 )
-
-from conftest import Sandbox, kill_daemon_of
-from hallouminate.client import DaemonUnavailable, connect_or_spawn
-from hallouminate.storage import Store
-from hallouminate.wiki.edits import Edit, apply_edit
+from support.reliability_world import INDEX_END, INDEX_START, token
+from support.sandbox import Sandbox, kill_daemon_of
 
 CYCLES = int(os.environ.get("HALLOUMINATE_KILL_CYCLES", "6"))
 SEED = 8_2026

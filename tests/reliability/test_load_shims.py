@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 from mcp import ClientSession
-from reliability_world import (
+
+from hallouminate.client import connect_or_spawn
+from support.reliability_world import (
     INDEX_END,
     INDEX_START,
     Latencies,
@@ -33,9 +35,7 @@ from reliability_world import (
     token,
     tool,
 )
-
-from conftest import REPO_ROOT, Sandbox, mcp_session
-from hallouminate.client import connect_or_spawn
+from support.sandbox import REPO_ROOT, Sandbox, mcp_session
 
 SHIMS = 16
 CALLS = int(os.environ.get("HALLOUMINATE_LOAD_CALLS", "25"))

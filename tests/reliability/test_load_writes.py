@@ -15,11 +15,12 @@ import random
 import time
 
 from mcp import ClientSession
-from reliability_world import page_text, phrase_hits, token, tool
 
-from conftest import Sandbox, mcp_session
 from hallouminate.client import connect_or_spawn
 from hallouminate.wiki.edits import Edit, apply_edit
+from support.crash import page_text
+from support.reliability_world import phrase_hits, token, tool
+from support.sandbox import Sandbox, mcp_session
 
 WRITERS = 4
 EDITS = 5

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faults_world import INVALID_PARAMS, World, fails, ok, world
 from mcp import ClientSession, MCPError
 
-from conftest import mcp_session
-from path_attacks import (
+from support.faults_world import INVALID_PARAMS, World, fails, ok, world
+from support.path_attacks import (
     ATTACKS,
     PLANTED_ATTACKS,
     SECRET,
@@ -30,6 +29,7 @@ from path_attacks import (
     plant_traps,
     snapshot,
 )
+from support.sandbox import mcp_session
 
 WIKI = "repo:attack:wiki"
 PASSWD_LINE = Path("/etc/passwd").read_text().splitlines()[0]

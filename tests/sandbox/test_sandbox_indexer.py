@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from conftest import Sandbox
 from hallouminate.client import DaemonConnection, connect_or_spawn
 from hallouminate.config import CorpusSpec, Settings
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.storage import Store
+from support.sandbox import Sandbox
 
 SECRET = "The obsidian walrus passphrase is marzipan-quartz."
 
@@ -66,11 +66,6 @@ async def test_the_watcher_never_indexes_a_file_the_corpus_does_not_list(sandbox
 
 
 # -- a link swapped in between the walk and the read -------------------------------------------------------
-@pytest.fixture(scope="module")
-def embedder(model_cache: Path) -> Embedder:
-    return Embedder(model_cache)
-
-
 def indexer_for(tmp_path: Path, embedder: Embedder, root: Path) -> tuple[Indexer, Store, CorpusSpec]:
     store = Store(tmp_path / "db", embedder.dim)
     settings = Settings(

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from mcp import MCPError
-from mcp_world import McpClient, make_repo, module_sandbox, write
 
 from hallouminate.search.footnotes import split_notes, view
+from support.files import write
+from support.mcp_world import McpClient, make_repo, module_sandbox
 
 PAGE = """# Glacier Survey
 

@@ -2,71 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from hallouminate.config import CorpusSpec, Settings
-from hallouminate.embedding import Embedder
+from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing import Indexer
-from hallouminate.protocol.schemas import GROUND_RESULT
-from hallouminate.search import ground
 from hallouminate.storage import Store
-from hallouminate.storage.reader import AsyncReader
-
-
-@pytest.fixture(scope="module")
-def embedder(model_cache: Path) -> Embedder:
-    """The real model, loaded once per module from the provisioned cache."""
-    return Embedder(model_cache)
-
+from support.ground import RESULT_SCHEMA, SETTINGS, run_ground
 
 FIXTURES = Path(__file__).parent / "fixtures"
-# Explicit, so that a developer's own baseline config cannot change what these tests see.
-SETTINGS = Settings(
-    model_name="unused",
-    model_cache_dir=Path("/unused"),
-    store_dir=Path("/unused"),
-    idle_exit_secs=900,
-    top_files=10,
-    chunks_per_file=3,
-    limit=50,
-    snippet_chars=240,
-    chunk_tokens=256,
-    max_file_bytes=4 * 1024 * 1024,
-)
 WIKI = "repo:acme:wiki"
-
-
-def _strict(schema: Any) -> Any:
-    """The published schema with every declared object closed: a key the engine returns must be declared."""
-    if isinstance(schema, dict):
-        out = {key: _strict(value) for key, value in schema.items()}
-        if "properties" in out:
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_strict(item) for item in schema]
-    return schema
-
-
-# What the MCP client validates structuredContent against: the tool's published outputSchema, closed.
-RESULT_SCHEMA: dict[str, Any] = _strict(GROUND_RESULT)
-
-
-async def run_ground(
-    store: Store, embedder: Embedder, corpora: list[CorpusSpec], query: str, **params: Any
-) -> dict[str, Any]:
-    """``ground`` as the daemon serves it: a reader of ``store`` (it sees every commit), the query
-    embedded in a worker thread."""
-    embed = partial(asyncio.to_thread, embedder.embed_query)
-    return await ground(AsyncReader(store), embed, corpora, query, **params)
 
 
 class Env:

@@ -6,18 +6,18 @@ import shutil
 from pathlib import Path
 
 import jsonschema
-from test_ground_hybrid import SETTINGS, run_ground
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.storage import Store
+from support.ground import SETTINGS, run_ground
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-async def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: Path) -> None:
+async def test_ground_docs_carry_the_page_keywords(tmp_path: Path, embedder: Embedder) -> None:
     wiki = tmp_path / "wiki"
     shutil.copytree(FIXTURES / "wiki", wiki)
     (wiki / "backups.md").write_text(
@@ -25,7 +25,6 @@ async def test_ground_docs_carry_the_page_keywords(tmp_path: Path, model_cache: 
         "Nightly backups of the database are kept for thirty days; a backup restore is rehearsed monthly.\n"
     )
     (wiki / "oncall.txt").write_text("The on-call rota rotates weekly. The rota lives in the pager tool.\n")
-    embedder = Embedder(model_cache)
     store = Store(tmp_path / "db", embedder.dim)
     spec = CorpusSpec("repo:acme:wiki", "wiki", (wiki,), ("**/*.md", "**/*.txt"), (), "acme")
     Indexer(store, embedder, SETTINGS).index_corpus(spec)

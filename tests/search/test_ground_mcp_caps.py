@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from mcp import MCPError
 from mcp.types import INTERNAL_ERROR
-from mcp_world import McpClient, make_repo, module_sandbox
+
+from support.mcp_world import McpClient, make_repo, module_sandbox
 
 WIKI = "repo:bulk:wiki"
 PAGES = 2_001  # one more than output "counts" lists

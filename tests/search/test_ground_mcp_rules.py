@@ -17,9 +17,10 @@ import pytest
 from fpdf import FPDF
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
-from mcp_world import McpClient, make_repo, module_sandbox, write
 
-from hallouminate.protocol.schemas import GROUND_RESULT
+from support.files import write
+from support.ground import RESULT_SCHEMA
+from support.mcp_world import McpClient, make_repo, module_sandbox
 
 WIKI = "repo:acme:wiki"
 CORPORA = {WIKI, "notes", "library"}
@@ -69,21 +70,6 @@ def _guide_pdf() -> bytes:
         pdf.add_page()
         pdf.multi_cell(0, 5, _page_words(number, spots))
     return bytes(pdf.output())
-
-
-def _strict(schema: Any) -> Any:
-    """The published schema with every object closed: a key the daemon returns must be declared."""
-    if isinstance(schema, dict):
-        out = {key: _strict(value) for key, value in schema.items()}
-        if "properties" in out:
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_strict(item) for item in schema]
-    return schema
-
-
-RESULT_SCHEMA = _strict(GROUND_RESULT)
 
 
 class World:

@@ -14,18 +14,18 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mcp_world import McpClient, make_repo, module_sandbox, write
-from test_ground_hybrid import SETTINGS
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
-from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.search.fusion import best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import TermMatcher, chunk_coverage, lexical_votes
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
+from support.files import write
+from support.ground import RESULT_SCHEMA, SETTINGS
+from support.mcp_world import McpClient, make_repo, module_sandbox
 
 WIKI = "repo:acme:wiki"
 
@@ -96,8 +96,7 @@ def test_equal_scores_share_a_rank_and_list_by_id() -> None:
 
 
 # -- the gate on real BM25 rows: heading breadcrumbs and file paths count -----------------------------------
-async def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, model_cache: Path) -> None:
-    embedder = Embedder(model_cache)
+async def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, embedder: Embedder) -> None:
     store = Store(tmp_path / "db", embedder.dim)
     wiki = tmp_path / "wiki"
     filler = " ".join(f"Step {n} of the routine is written down in the shared binder." for n in range(12))
@@ -121,18 +120,6 @@ async def test_heading_and_path_words_count_towards_the_gate(tmp_path: Path, mod
 
 
 # -- through the daemon ----------------------------------------------------------------------------------
-def _strict(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        out = {key: _strict(value) for key, value in schema.items()}
-        if "properties" in out:
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [_strict(item) for item in schema]
-    return schema
-
-
-RESULT_SCHEMA = _strict(GROUND_RESULT)
 
 
 class World:

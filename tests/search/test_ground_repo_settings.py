@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import Sandbox
 from hallouminate.client import connect_or_spawn
+from support.sandbox import Sandbox
 
 QUESTION = "How does the MCP shim reach the daemon?"
 

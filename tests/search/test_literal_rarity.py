@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ground_hybrid import SETTINGS, run_ground
 
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
@@ -26,6 +25,7 @@ from hallouminate.search.ground import assemble
 from hallouminate.search.literal import MIN_COVERAGE, LiteralEvidence, TermMatcher, rarity_weights
 from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
+from support.ground import SETTINGS, run_ground
 
 
 def _row(

@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
-from conftest import Sandbox, mcp_session
+from support.sandbox import Sandbox, mcp_session
 
 ATTACKS = [
     "/etc/passwd",

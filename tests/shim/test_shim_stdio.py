@@ -10,7 +10,7 @@ import pytest
 from mcp import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
-from conftest import Sandbox, daemons_serving, kill_daemon_of, mcp_session, pid_alive
+from support.sandbox import Sandbox, daemons_serving, kill_daemon_of, mcp_session, pid_alive
 
 QUESTION = "How does the MCP shim reach the daemon?"
 

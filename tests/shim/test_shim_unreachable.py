@@ -17,8 +17,8 @@ import pytest
 from mcp import MCPError
 from mcp.types import INTERNAL_ERROR
 
-from conftest import Sandbox, daemons_serving, mcp_session, pid_alive
 from hallouminate.testing_hooks import WRITE_FAULTS as FAULTS_ENV
+from support.sandbox import Sandbox, daemons_serving, mcp_session, pid_alive
 
 
 def _daemon_log(sandbox: Sandbox) -> str:

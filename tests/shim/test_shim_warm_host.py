@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import Sandbox, mcp_session, pid_alive, shim_host_pid
+from support.sandbox import Sandbox, mcp_session, pid_alive, shim_host_pid
 
 QUESTION = "How does the MCP shim reach the daemon?"
 

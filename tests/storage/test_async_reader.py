@@ -10,11 +10,11 @@ from typing import Any
 import lancedb
 import numpy as np
 import pytest
-from test_store_lancedb import DIM, _rows, _vec
 
 from hallouminate.storage import Store, sql
 from hallouminate.storage.reader import AsyncReader
 from hallouminate.storage.schema import TABLE
+from support.store_rows import DIM, chunk_rows, unit_vec
 
 
 def lancedb_nearest(store: Store, query: Any, corpora: Sequence[str], limit: int) -> list[tuple[str, float]]:
@@ -37,15 +37,15 @@ async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> Non
     reader = AsyncReader(store)
     assert await reader.count_rows("c") == 0
 
-    store.replace_files("c", {"a.md": _rows("a.md", ["alpha bravo", "charlie delta"])})
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["alpha bravo", "charlie delta"])})
     assert await reader.count_rows("c") == 2
     hits = await reader.fts_search(["charlie"], ["c"], 10)
     assert [h["path"] for h in hits] == ["a.md"] and "charlie" in hits[0]["text"]
 
-    store.replace_files("c", {"a.md": _rows("a.md", ["echo foxtrot"], seed=5)})
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["echo foxtrot"], seed=5)})
     assert await reader.count_rows("c") == 1
     assert await reader.fts_search(["charlie"], ["c"], 10) == []
-    nearest = await reader.vector_search(_vec(5), ["c"], 5)
+    nearest = await reader.vector_search(unit_vec(5), ["c"], 5)
     assert nearest[0]["text"] == "echo foxtrot" and abs(nearest[0]["score"] - 1.0) < 1e-5
 
     store.delete_files("c", ["a.md"])
@@ -57,11 +57,13 @@ async def test_both_vector_paths_rank_exactly_as_lancedb_flat_cosine_search(tmp_
     store.replace_files(
         # Seeds 10 apart: every chunk has its own vector, so no two scores tie (tie order is arbitrary).
         "c",
-        {f"p{i}.md": _rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=10 * i) for i in range(40)},
+        {f"p{i}.md": chunk_rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=10 * i) for i in range(40)},
     )
-    store.replace_files("d", {f"q{i}.md": _rows(f"q{i}.md", [f"d {i}"], seed=1000 + i) for i in range(30)})
-    store.replace_files("other", {"x.md": _rows("x.md", ["elsewhere"], seed=70)})  # never in the scope
-    query = np.asarray(_vec(70)) + 0.3 * np.asarray(_vec(1007))
+    store.replace_files(
+        "d", {f"q{i}.md": chunk_rows(f"q{i}.md", [f"d {i}"], seed=1000 + i) for i in range(30)}
+    )
+    store.replace_files("other", {"x.md": chunk_rows("x.md", ["elsewhere"], seed=70)})  # never in the scope
+    query = np.asarray(unit_vec(70)) + 0.3 * np.asarray(unit_vec(1007))
     reference = lancedb_nearest(store, query, ["c", "d"], 25)
     in_memory = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
     from_lancedb = await AsyncReader(store, in_memory_rows=0).vector_search(query, ["c", "d"], 25)
@@ -75,23 +77,23 @@ async def test_both_vector_paths_rank_exactly_as_lancedb_flat_cosine_search(tmp_
 async def test_the_in_memory_vectors_follow_each_commit(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     reader = AsyncReader(store)
-    store.replace_files("c", {"a.md": _rows("a.md", ["old"], seed=1)})
-    assert (await reader.vector_search(_vec(1), ["c"], 5))[0]["text"] == "old"
-    store.replace_files("c", {"a.md": _rows("a.md", ["new"], seed=2)})
-    nearest = await reader.vector_search(_vec(2), ["c"], 5)
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["old"], seed=1)})
+    assert (await reader.vector_search(unit_vec(1), ["c"], 5))[0]["text"] == "old"
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["new"], seed=2)})
+    nearest = await reader.vector_search(unit_vec(2), ["c"], 5)
     assert [row["text"] for row in nearest] == ["new"] and abs(nearest[0]["score"] - 1.0) < 1e-5
     store.delete_files("c", ["a.md"])
-    assert await reader.vector_search(_vec(2), ["c"], 5) == []
-    assert await reader.vector_search(_vec(2), ["never-indexed"], 5) == []
+    assert await reader.vector_search(unit_vec(2), ["c"], 5) == []
+    assert await reader.vector_search(unit_vec(2), ["never-indexed"], 5) == []
 
 
 async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_cap(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     texts = ["rollback the migration", "the migration plan", "unrelated", "Rollback  drill"]
     store.replace_files(
-        "c", {f"p{i}.md": _rows(f"p{i}.md", texts[i:] + texts[:i], seed=10 * i) for i in range(4)}
+        "c", {f"p{i}.md": chunk_rows(f"p{i}.md", texts[i:] + texts[:i], seed=10 * i) for i in range(4)}
     )
-    store.replace_files("other", {"x.md": _rows("x.md", ["rollback migration elsewhere"])})
+    store.replace_files("other", {"x.md": chunk_rows("x.md", ["rollback migration elsewhere"])})
 
     async def search(reader: AsyncReader) -> tuple[list[tuple[str, float]], list[tuple[str, int, int]]]:
         hits = await reader.fts_search(["rollback", "migration"], ["c"], 20)
@@ -119,13 +121,13 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     store = Store(tmp_path / "db", DIM)
     reader = AsyncReader(store)
     # Big enough that reading it takes longer than moving the reader to the next version.
-    pages = {f"p{i}.md": _rows(f"p{i}.md", [f"old page {i} " * 40] * 8, seed=10 * i) for i in range(500)}
+    pages = {f"p{i}.md": chunk_rows(f"p{i}.md", [f"old page {i} " * 40] * 8, seed=10 * i) for i in range(500)}
     store.replace_files("c", pages)
     await reader.count_rows("c")
-    early = asyncio.create_task(reader.vector_search(_vec(3), ["c"], 5))
+    early = asyncio.create_task(reader.vector_search(unit_vec(3), ["c"], 5))
     for _ in range(head_start):  # the early search is now reading the corpus
         await asyncio.sleep(0)
-    store.replace_files("c", {"p7.md": _rows("p7.md", ["fresh words"], seed=70)})
+    store.replace_files("c", {"p7.md": chunk_rows("p7.md", ["fresh words"], seed=70)})
     await reader.count_rows("c")  # another request moves the reader past the write
     await early
     after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
@@ -136,10 +138,10 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
 async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(tmp_path: Path) -> None:
     store = Store(tmp_path / "db", DIM)
     store.replace_files(
-        "c", {f"p{i}.md": _rows(f"p{i}.md", [f"t {i}", f"u {i}"], seed=10 * i) for i in range(30)}
+        "c", {f"p{i}.md": chunk_rows(f"p{i}.md", [f"t {i}", f"u {i}"], seed=10 * i) for i in range(30)}
     )
-    on_the_loop = await AsyncReader(store).vector_search(_vec(40), ["c"], 10)
-    off_the_loop = await AsyncReader(store, off_loop_rows=0).vector_search(_vec(40), ["c"], 10)
+    on_the_loop = await AsyncReader(store).vector_search(unit_vec(40), ["c"], 10)
+    off_the_loop = await AsyncReader(store, off_loop_rows=0).vector_search(unit_vec(40), ["c"], 10)
     assert on_the_loop == off_the_loop and on_the_loop[0]["path"] == "p4.md"
 
 
@@ -149,7 +151,7 @@ async def test_concurrent_searches_of_a_corpus_not_yet_held_share_one_load(
     import asyncio
 
     store = Store(tmp_path / "db", DIM)
-    store.replace_files("c", {f"p{i}.md": _rows(f"p{i}.md", [f"v {i}"], seed=10 * i) for i in range(20)})
+    store.replace_files("c", {f"p{i}.md": chunk_rows(f"p{i}.md", [f"v {i}"], seed=10 * i) for i in range(20)})
     reader = AsyncReader(store)
     loads = 0
     real_load = AsyncReader._load
@@ -160,6 +162,6 @@ async def test_concurrent_searches_of_a_corpus_not_yet_held_share_one_load(
         return await real_load(self, table, corpus)
 
     monkeypatch.setattr(AsyncReader, "_load", counted)
-    results = await asyncio.gather(*(reader.vector_search(_vec(10 * i), ["c"], 3) for i in range(8)))
+    results = await asyncio.gather(*(reader.vector_search(unit_vec(10 * i), ["c"], 3) for i in range(8)))
     assert loads == 1
     assert [found[0]["path"] for found in results] == [f"p{i}.md" for i in range(8)]

@@ -5,38 +5,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
-
-DIM = 8
-
-
-def _vec(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
-    return v / np.linalg.norm(v)
-
-
-def _rows(path: str, texts: list[str], digest: str = "h", seed: int = 0) -> list[dict[str, Any]]:
-    return [
-        {
-            "abs_path": f"/abs/{path}",
-            "heading_path": ["Title", f"Section {i}"],
-            "line_start": 1 + 10 * i,
-            "line_end": 9 + 10 * i,
-            "text": text,
-            "summary": f"Title - summary of {path}",
-            "content_hash": digest,
-            "file_size": 100,
-            "file_mtime_ns": 1_000,
-            "vector": _vec(seed + i),
-        }
-        for i, text in enumerate(texts)
-    ]
+from support.store_rows import DIM, chunk_rows, unit_vec
 
 
 @pytest.fixture
@@ -50,10 +24,10 @@ def _texts(store: Store, corpus: str, path: str) -> list[str]:
 
 def test_replace_leaves_no_old_rows_and_other_files_untouched(store: Store) -> None:
     store.replace_files(
-        "c", {"a.md": _rows("a.md", ["a one", "a two", "a three"]), "b.md": _rows("b.md", ["b"])}
+        "c", {"a.md": chunk_rows("a.md", ["a one", "a two", "a three"]), "b.md": chunk_rows("b.md", ["b"])}
     )
     before_b = store.file_rows("c", "b.md")
-    store.replace_files("c", {"a.md": _rows("a.md", ["a new"], digest="h2")})
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["a new"], digest="h2")})
     assert _texts(store, "c", "a.md") == ["a new"]
     assert store.file_rows("c", "b.md") == before_b
     assert store.count_rows("c") == 2
@@ -61,14 +35,14 @@ def test_replace_leaves_no_old_rows_and_other_files_untouched(store: Store) -> N
 
 
 def test_empty_row_list_deletes_the_file(store: Store) -> None:
-    store.replace_files("c", {"a.md": _rows("a.md", ["x", "y"]), "b.md": _rows("b.md", ["z"])})
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["x", "y"]), "b.md": chunk_rows("b.md", ["z"])})
     store.replace_files("c", {"a.md": []})
     assert set(store.file_states("c")) == {"b.md"}
 
 
 def test_same_path_in_two_corpora_is_independent(store: Store) -> None:
-    store.replace_files("one", {"a.md": _rows("a.md", ["first corpus"])})
-    store.replace_files("two", {"a.md": _rows("a.md", ["second corpus"])})
+    store.replace_files("one", {"a.md": chunk_rows("a.md", ["first corpus"])})
+    store.replace_files("two", {"a.md": chunk_rows("a.md", ["second corpus"])})
     store.delete_files("one", ["a.md"])
     assert store.count_rows("one") == 0
     assert _texts(store, "two", "a.md") == ["second corpus"]
@@ -76,8 +50,8 @@ def test_same_path_in_two_corpora_is_independent(store: Store) -> None:
 
 @pytest.mark.parametrize("in_memory_rows", [200_000, 0], ids=["in-memory", "lancedb"])
 async def test_bm25_and_vector_search_respect_the_corpus_filter(store: Store, in_memory_rows: int) -> None:
-    store.replace_files("one", {"x.md": _rows("x.md", ["the rollback of migrations"], seed=1)})
-    store.replace_files("two", {"y.md": _rows("y.md", ["rolling back a migration safely"], seed=2)})
+    store.replace_files("one", {"x.md": chunk_rows("x.md", ["the rollback of migrations"], seed=1)})
+    store.replace_files("two", {"y.md": chunk_rows("y.md", ["rolling back a migration safely"], seed=2)})
     reader = AsyncReader(store, in_memory_rows=in_memory_rows)
     hits = await reader.fts_search(["migration", "rollback"], ["one", "two"], 10)
     assert {h["corpus"] for h in hits} == {"one", "two"}
@@ -86,10 +60,10 @@ async def test_bm25_and_vector_search_respect_the_corpus_filter(store: Store, in
     assert [(h["corpus"], h["path"]) for h in only_two] == [("two", "y.md")]
     assert await reader.fts_search(["migration"], [], 10) == []
 
-    nearest = await reader.vector_search(_vec(2), ["one", "two"], 10)
+    nearest = await reader.vector_search(unit_vec(2), ["one", "two"], 10)
     assert nearest[0]["path"] == "y.md"
     assert nearest[0]["score"] == pytest.approx(1.0, abs=1e-5)
-    assert [h["corpus"] for h in await reader.vector_search(_vec(2), ["one"], 10)] == ["one"]
+    assert [h["corpus"] for h in await reader.vector_search(unit_vec(2), ["one"], 10)] == ["one"]
     row = nearest[0]
     assert row["heading_path"] == ["Title", "Section 0"]
     assert (row["line_start"], row["line_end"], row["abs_path"]) == (1, 9, "/abs/y.md")
@@ -98,13 +72,13 @@ async def test_bm25_and_vector_search_respect_the_corpus_filter(store: Store, in
 
 async def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
     corpus, path = "o'brien", "it's \"quoted\" ' OR '1'='1.md"
-    store.replace_files("o", {"plain.md": _rows("plain.md", ["keyword here"])})
-    store.replace_files(corpus, {path: _rows(path, ["keyword here too", "more"])})
+    store.replace_files("o", {"plain.md": chunk_rows("plain.md", ["keyword here"])})
+    store.replace_files(corpus, {path: chunk_rows(path, ["keyword here too", "more"])})
     assert set(store.file_states(corpus)) == {path}
     for reader in (AsyncReader(store), AsyncReader(store, in_memory_rows=0)):
         assert {h["corpus"] for h in await reader.fts_search(["keyword"], [corpus], 10)} == {corpus}
-        assert {h["corpus"] for h in await reader.vector_search(_vec(0), [corpus], 10)} == {corpus}
-    store.replace_files(corpus, {path: _rows(path, ["replaced"])})
+        assert {h["corpus"] for h in await reader.vector_search(unit_vec(0), [corpus], 10)} == {corpus}
+    store.replace_files(corpus, {path: chunk_rows(path, ["replaced"])})
     assert _texts(store, corpus, path) == ["replaced"]
     store.update_stats(corpus, path, 5, 6)
     assert (store.file_states(corpus)[path].size, store.file_states(corpus)[path].mtime_ns) == (5, 6)
@@ -114,7 +88,7 @@ async def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
 
 
 def test_update_stats_changes_every_row_of_the_file_only(store: Store) -> None:
-    store.replace_files("c", {"a.md": _rows("a.md", ["1", "2", "3"]), "b.md": _rows("b.md", ["4"])})
+    store.replace_files("c", {"a.md": chunk_rows("a.md", ["1", "2", "3"]), "b.md": chunk_rows("b.md", ["4"])})
     store.update_stats_many("c", {"a.md": (111, 222)})
     rows = store.file_rows("c", "a.md")
     assert {(r["file_size"], r["file_mtime_ns"]) for r in rows} == {(111, 222)}
@@ -124,7 +98,7 @@ def test_update_stats_changes_every_row_of_the_file_only(store: Store) -> None:
 
 def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> None:
     first = Store(tmp_path / "db", DIM)
-    first.replace_files("c", {"a.md": _rows("a.md", ["persisted"])})
+    first.replace_files("c", {"a.md": chunk_rows("a.md", ["persisted"])})
     again = Store(tmp_path / "db", DIM)
     assert _texts(again, "c", "a.md") == ["persisted"]
     assert again.lexical.search(["persisted"], ["c"], 5)  # the BM25 index is rebuilt from the table
@@ -134,7 +108,7 @@ def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> Non
 
 async def test_optimize_keeps_results(store: Store) -> None:
     for i in range(5):
-        store.replace_files("c", {f"f{i}.md": _rows(f"f{i}.md", [f"document number {i} about caching"])})
+        store.replace_files("c", {f"f{i}.md": chunk_rows(f"f{i}.md", [f"document number {i} about caching"])})
     reader = AsyncReader(store)
     before = await reader.fts_search(["caching"], ["c"], 10)
     store.optimize()
@@ -142,7 +116,10 @@ async def test_optimize_keeps_results(store: Store) -> None:
 
 
 def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
-    versions = {"A": _rows("a.md", ["a"] * 3, digest="A"), "B": _rows("a.md", ["b"] * 5, digest="B")}
+    versions = {
+        "A": chunk_rows("a.md", ["a"] * 3, digest="A"),
+        "B": chunk_rows("a.md", ["b"] * 5, digest="B"),
+    }
     store.replace_files("c", {"a.md": versions["A"]})
     errors: list[str] = []
     stop = threading.Event()
@@ -169,17 +146,17 @@ def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
 
 def test_a_table_cut_at_another_chunk_size_is_rebuilt(tmp_path: Path) -> None:
     db = tmp_path / "db"
-    Store(db, DIM, chunk_tokens=128).replace_files("c", {"a.md": _rows("a.md", ["kept"])})
+    Store(db, DIM, chunk_tokens=128).replace_files("c", {"a.md": chunk_rows("a.md", ["kept"])})
     assert _texts(Store(db, DIM, chunk_tokens=128), "c", "a.md") == ["kept"]
     # A tool that does not say how its chunks were cut takes the table as it is.
     assert _texts(Store(db, DIM), "c", "a.md") == ["kept"]
     # [indexing] chunk_tokens changed: every file must be cut again, so the derived table is rebuilt.
     rebuilt = Store(db, DIM, chunk_tokens=64)
     assert rebuilt.count_rows() == 0 and rebuilt.file_states("c") == {}
-    rebuilt.replace_files("c", {"a.md": _rows("a.md", ["recut"])})
+    rebuilt.replace_files("c", {"a.md": chunk_rows("a.md", ["recut"])})
     assert _texts(Store(db, DIM, chunk_tokens=64), "c", "a.md") == ["recut"]
 
 
 def test_a_table_from_before_chunk_sizes_were_recorded_is_kept(tmp_path: Path) -> None:
-    Store(tmp_path / "db", DIM).replace_files("c", {"a.md": _rows("a.md", ["old"])})
+    Store(tmp_path / "db", DIM).replace_files("c", {"a.md": chunk_rows("a.md", ["old"])})
     assert _texts(Store(tmp_path / "db", DIM, chunk_tokens=128), "c", "a.md") == ["old"]

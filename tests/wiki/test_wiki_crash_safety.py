@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from mcp import ClientSession, MCPError
-from wiki_world import World, call, temp_files, world
 
-from conftest import mcp_session, pid_alive
+from support.sandbox import mcp_session, pid_alive
+from support.wiki_world import World, call, temp_files, world
 
 CORPUS = "repo:crash:wiki"
 # A few kilobytes: "half written" is then a real partial page, and re-embedding stays quick.

@@ -12,10 +12,8 @@ from typing import Any
 
 import pytest
 from mcp import MCPError
-from wiki_world import World, git, problem, refused, temp_files, world
 
-from conftest import mcp_session
-from path_attacks import (
+from support.path_attacks import (
     ATTACKS,
     PLANTED_ATTACKS,
     SECRET,
@@ -26,6 +24,8 @@ from path_attacks import (
     reset_tree,
     snapshot,
 )
+from support.sandbox import mcp_session
+from support.wiki_world import World, git, problem, refused, temp_files, world
 
 WIKI = "repo:attack:wiki"
 

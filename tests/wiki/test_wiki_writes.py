@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from wiki_world import World, call, problem, refused, temp_files, world
 
-from conftest import mcp_session
 from hallouminate.client import connect_or_spawn
-from path_attacks import snapshot
+from support.path_attacks import snapshot
+from support.sandbox import mcp_session
+from support.wiki_world import World, call, problem, refused, temp_files, world
 
 START = "<!-- HALLOUMINATE:INDEX-START -->"
 END = "<!-- HALLOUMINATE:INDEX-END -->"

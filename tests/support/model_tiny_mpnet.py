@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from model_tiny_bert import TINY_WORDS, _tiny_tokenizer_json
 
 from hallouminate.model.mpnet import ZIP_DIR, Piece, Sources
 from hallouminate.model.wheels import WheelSource
+from support.model_tiny_bert import TINY_WORDS, _tiny_tokenizer_json
 
 TINY_MPNET_CONFIG: dict[str, Any] = {
     "architectures": ["MPNetForMaskedLM"],

@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from conftest import Sandbox, mcp_session, private_world
+from support.sandbox import Sandbox, mcp_session, private_world
 
 CallResult = Any  # mcp.types.CallToolResult
 
@@ -68,7 +68,7 @@ class McpClient:
 
 @contextlib.contextmanager
 def module_sandbox(model_cache: Path, baseline_extra: str = "") -> Iterator[Sandbox]:
-    """conftest's ``sandbox``, for a whole module: nothing of the test process's environment changes
+    """The ``sandbox`` fixture's world, for a whole module: nothing of the test process's environment changes
     (every process of ours gets ``sandbox.env``)."""
     with private_world(model_cache, baseline_extra=baseline_extra, in_process=False) as box:
         yield box
@@ -82,9 +82,3 @@ def make_repo(sandbox: Sandbox, name: str, layer_extra: str = "") -> Path:
         f'[[repository]]\nname = "{name}"\npath = "."\n{layer_extra}'
     )
     return repo
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path

@@ -1,8 +1,8 @@
 """A shared list of path attacks for any tool that takes a corpus-relative path, and a filesystem snapshot.
 
-Import it from any test module (``tests/`` is on ``sys.path``, like ``conftest``)::
+Import it from any test module::
 
-    from path_attacks import ATTACKS, SWAPS, plant_traps, snapshot
+    from support.path_attacks import ATTACKS, SWAPS, plant_traps, snapshot
 
 - ``STRING_ATTACKS``: refused from the string alone (absolute, ``..`` and ``.`` in every position, empty
   segments, NUL, backslashes, control characters, over-long names);

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp import ClientSession, MCPError
 
-from conftest import Sandbox, private_world
+from support.sandbox import Sandbox, private_world
 
 FAULTS_ENV = "HALLOUMINATE_TEST_WRITE_FAULTS"
 

@@ -1,48 +1,18 @@
 """Shared helpers of the load and kill -9 tests: tool calls through a real MCP session, latency figures,
 unique tokens that ground can find one page by.
 
-Imported by name (``from reliability_world import ...``), as ``tests/wiki/wiki_world.py`` is: a
-conftest.py in a subdirectory would shadow the top-level one that ``from conftest import`` means.
+The kill -9 helpers (pages, disk and store states, temp-file checks) are in ``support.crash``.
 """
 
 from __future__ import annotations
 
 import math
 import random
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
-
-# The kill -9 helpers (pages, disk and store states, temp-file checks) live with the first crash test in
-# tests/daemon, which pytest puts on sys.path only when it collects that directory: reused, not copied.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "daemon"))
-from test_daemon_crash_safety import (
-    check_file_rows,
-    check_no_temp_files,
-    disk_state,
-    index_to_completion,
-    mutate,
-    page_text,
-    sha256,
-    store_dir,
-    stored_files,
-)
-
-__all__ = [
-    "check_file_rows",
-    "check_no_temp_files",
-    "disk_state",
-    "index_to_completion",
-    "mutate",
-    "page_text",
-    "sha256",
-    "store_dir",
-    "stored_files",
-]
 
 # Writes and reads of a repository wiki list their directory's pages between these markers in index.md.
 INDEX_START = "<!-- HALLOUMINATE:INDEX-START -->"
