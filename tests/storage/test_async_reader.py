@@ -127,8 +127,11 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     early = asyncio.create_task(reader.vector_search(unit_vec(3), ["c"], 5))
     for _ in range(head_start):  # the early search is now reading the corpus
         await asyncio.sleep(0)
+    assert not early.done()
     store.replace_files("c", {"p7.md": chunk_rows("p7.md", ["fresh words"], seed=70)})
     await reader.count_rows("c")  # another request moves the reader past the write
+    # The overlap this is about: the early search was still reading when the reader moved past the write.
+    assert not early.done(), "the early search finished before the write: nothing overtook it"
     await early
     after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
     assert [row["path"] for row in after.rows] == ["p7.md"]
@@ -154,14 +157,29 @@ async def test_concurrent_searches_of_a_corpus_not_yet_held_share_one_load(
     store.replace_files("c", {f"p{i}.md": chunk_rows(f"p{i}.md", [f"v {i}"], seed=10 * i) for i in range(20)})
     reader = AsyncReader(store)
     loads = 0
+    loading = 0
+    joined = 0  # searches that reached the corpus while its load was running
     real_load = AsyncReader._load
+    real_in_memory = AsyncReader._in_memory
 
     async def counted(self: AsyncReader, table: object, corpus: str) -> object:
-        nonlocal loads
+        nonlocal loads, loading
         loads += 1
-        return await real_load(self, table, corpus)
+        loading += 1
+        try:
+            return await real_load(self, table, corpus)
+        finally:
+            loading -= 1
+
+    async def watched(self: AsyncReader, table: object, corpus: str) -> object:
+        nonlocal joined
+        joined += loading > 0
+        return await real_in_memory(self, table, corpus)
 
     monkeypatch.setattr(AsyncReader, "_load", counted)
+    monkeypatch.setattr(AsyncReader, "_in_memory", watched)
     results = await asyncio.gather(*(reader.vector_search(unit_vec(10 * i), ["c"], 3) for i in range(8)))
     assert loads == 1
+    # They were concurrent: others arrived while the one load ran, and waited for it.
+    assert joined >= 1, "every search came after the load had finished: nothing was shared"
     assert [found[0]["path"] for found in results] == [f"p{i}.md" for i in range(8)]

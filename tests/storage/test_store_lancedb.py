@@ -3,6 +3,7 @@ searched through the daemon's reader (storage/reader.py), as served."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
 
@@ -122,26 +123,36 @@ def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
     }
     store.replace_files("c", {"a.md": versions["A"]})
     errors: list[str] = []
+    seen: list[list[str]] = [[], []]  # each reader's digests, in the order it read them
     stop = threading.Event()
+    reading = threading.Barrier(3)  # the writes start once both readers have read once
 
-    def read() -> None:
+    def read(mine: list[str]) -> None:
         while not stop.is_set():
             rows = store.file_rows("c", "a.md")
             digests = {r["content_hash"] for r in rows}
-            if len(digests) != 1 or len(rows) != len(versions[digests.pop()]):
+            if len(digests) != 1 or len(rows) != len(versions[next(iter(digests))]):
                 errors.append(f"mixed read: {[(r['content_hash'], r['text']) for r in rows]}")
+            mine.append(next(iter(digests), "none"))
+            if len(mine) == 1:
+                reading.wait(timeout=60)
 
-    readers = [threading.Thread(target=read) for _ in range(2)]
+    readers = [threading.Thread(target=read, args=(mine,)) for mine in seen]
     for t in readers:
         t.start()
     try:
+        reading.wait(timeout=60)
         for i in range(20):
-            store.replace_files("c", {"a.md": versions["AB"[i % 2]]})
+            store.replace_files("c", {"a.md": versions["BA"[i % 2]]})
     finally:
         stop.set()
         for t in readers:
             t.join()
     assert errors == []
+    # The reads really overlapped the writes: between two reads of one reader, a commit landed (the
+    # digest it saw changed), several times over.
+    landed = sum(a != b for mine in seen for a, b in itertools.pairwise(mine))
+    assert landed >= 3, f"{landed} commits landed between reads ({[len(mine) for mine in seen]} reads)"
 
 
 def test_a_table_cut_at_another_chunk_size_is_rebuilt(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ class World:
 
     @property
     def log(self) -> Path:
-        return Path(self.box.env["XDG_STATE_HOME"]) / "hallouminate" / "daemon.log"
+        return self.box.daemon_log
 
     @property
     def pid(self) -> int:

@@ -66,6 +66,17 @@ class Sandbox:
         wait_for_socket(self.socket, proc)
         return proc
 
+    @property
+    def daemon_log(self) -> Path:
+        """The daemon's own log (what it did and why: drains, idle exits, watcher re-indexes)."""
+        return Path(self.env["XDG_STATE_HOME"]) / "hallouminate" / "daemon.log"
+
+    def daemon_log_text(self) -> str:
+        try:
+            return self.daemon_log.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
     def daemon_pid(self) -> int | None:
         lock = self.socket.with_name(self.socket.name + ".lock")
         try:
