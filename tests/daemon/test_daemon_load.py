@@ -80,10 +80,21 @@ async def test_search_and_reads_answer_while_a_large_index_runs(sandbox: Sandbox
         (wiki / f"page-{i:03d}.md").write_text(f"# Page {i}\n\n{sections}\n")
     sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
+    # One connection: its frames arrive in the order the daemon wrote them. Reads answered between the
+    # run's first progress event (files left) and its last (sent once all are embedded) were served while
+    # it ran; reads that queued behind the run would all come after that last event.
+    seen: list[str] = []
     try:
         await conn.call("index", str(small), {})
-        indexing = asyncio.ensure_future(conn.call("index", str(big), {}, timeout=600))
-        await asyncio.sleep(0.5)
+        indexing = asyncio.ensure_future(
+            conn.call(
+                "index",
+                str(big),
+                {},
+                timeout=600,
+                on_progress=lambda e: seen.append("mid" if e["done"] < e["total"] else "end"),
+            )
+        )
         waits = []
         while not indexing.done():
             started = time.monotonic()
@@ -94,14 +105,18 @@ async def test_search_and_reads_answer_while_a_large_index_runs(sandbox: Sandbox
                 "read_markdown", str(small), {"corpus": "repo:small:wiki", "path": "index.md"}
             )
             waits.append(time.monotonic() - started)
+            seen.append("read")
             assert found["docs"][0]["path"] == "architecture.md"
             assert page["content"]
         report = await indexing
     finally:
         await conn.close()
-    assert report["corpora"][0]["files_upserted"] == 60
-    print(f"reads during the index: {len(waits)}, median {sorted(waits)[len(waits) // 2]:.3f} s")
-    assert len(waits) >= 3, "the index finished before reads could overlap it"
+    assert "mid" in seen and "end" in seen, seen
+    during = seen[seen.index("mid") : seen.index("end")].count("read")
     waits.sort()
-    # Reads share two cores with the embedding batches, so they slow down, but never queue behind the run.
-    assert waits[len(waits) // 2] < 2.0, waits
+    print(f"reads during the index: {during} of {len(waits)}, median {waits[len(waits) // 2]:.3f} s")
+    assert during >= 3, f"{during} reads answered while the index ran: make it longer"
+    assert report["corpora"][0]["files_upserted"] == 60
+    # Reads share two cores with the embedding batches, so they slow down, but never queue behind the run:
+    # relative, in the same run, each one takes a small part of it.
+    assert waits[len(waits) // 2] < report["seconds"] / 5, (waits, report["seconds"])

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hallouminate.client import DaemonConnection, connect_or_spawn, stop_daemon
 from support.sandbox import Sandbox
 
-FRESHNESS_SECS = 2.0
+# Bounds a hang only: how soon an edit shows is a figure for bench/, not a pass mark on a shared machine.
+DEADLINE_SECS = 60.0
 
 
 async def paths_for(conn: DaemonConnection, repo: Path, query: str) -> list[str]:
@@ -18,7 +20,11 @@ async def paths_for(conn: DaemonConnection, repo: Path, query: str) -> list[str]
     return [doc["path"] for doc in result["docs"]]
 
 
-async def wait_until(check, deadline: float) -> float:  # type: ignore[no-untyped-def]
+async def watcher_batches(conn: DaemonConnection) -> int:
+    return int((await conn.call("status"))["counters"]["watcher_batches"])
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], deadline: float = DEADLINE_SECS) -> float:
     """Seconds until ``check()`` holds; fails past ``deadline`` seconds."""
     started = time.monotonic()
     while True:
@@ -36,27 +42,40 @@ async def test_edit_rename_delete_outside_the_tools_reach_search(sandbox: Sandbo
     try:
         await conn.call("index", str(repo), {})
         page = wiki / "overview.md"
-        page.write_text(page.read_text() + "\n## Quokka\n\nThe zanzibar quokka protocol is our mascot.\n")
+
+        async def through_the_watcher(
+            change: Callable[[], object], reflected: Callable[[], Awaitable[bool]]
+        ) -> float:
+            # The watcher, not a search-time check, brought the change in: it ran a batch for it.
+            batches = await watcher_batches(conn)
+            change()
+            seconds = await wait_until(reflected)
+            assert await watcher_batches(conn) > batches
+            return seconds
 
         async def edited() -> bool:
             return (await paths_for(conn, repo, "zanzibar quokka protocol"))[:1] == ["overview.md"]
 
-        print(f"edit reflected in {await wait_until(edited, FRESHNESS_SECS):.2f} s")
-
-        page.rename(wiki / "about.md")
+        seconds = await through_the_watcher(
+            lambda: page.write_text(
+                page.read_text() + "\n## Quokka\n\nThe zanzibar quokka protocol is our mascot.\n"
+            ),
+            edited,
+        )
+        print(f"edit reflected in {seconds:.2f} s")
 
         async def renamed() -> bool:
             found = await paths_for(conn, repo, "zanzibar quokka protocol")
             return found[:1] == ["about.md"] and "overview.md" not in found
 
-        print(f"rename reflected in {await wait_until(renamed, FRESHNESS_SECS):.2f} s")
-
-        (wiki / "about.md").unlink()
+        seconds = await through_the_watcher(lambda: page.rename(wiki / "about.md"), renamed)
+        print(f"rename reflected in {seconds:.2f} s")
 
         async def deleted() -> bool:
             return "about.md" not in await paths_for(conn, repo, "zanzibar quokka protocol")
 
-        print(f"delete reflected in {await wait_until(deleted, FRESHNESS_SECS):.2f} s")
+        seconds = await through_the_watcher((wiki / "about.md").unlink, deleted)
+        print(f"delete reflected in {seconds:.2f} s")
     finally:
         await conn.close()
 
@@ -83,15 +102,20 @@ async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: S
     conn = await connect_or_spawn()
     try:
         await conn.call("index", str(repo), {})
+        batches = await watcher_batches(conn)
         shutil.rmtree(wiki)
-        await asyncio.sleep(1.5)  # long enough for the watcher to notice the root is gone
+
+        async def noticed() -> bool:  # the watcher handled the removal: it knows the root is gone
+            return await watcher_batches(conn) > batches
+
+        await wait_until(noticed)
         wiki.mkdir()
         (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist.\n")
 
         async def back() -> bool:
             return (await paths_for(conn, repo, "ember phoenix checklist"))[:1] == ["phoenix.md"]
 
-        await wait_until(back, 10.0)
+        await wait_until(back)
         status = await conn.call("status")
         assert str(wiki) in status["watched_roots"]
     finally:

@@ -134,7 +134,12 @@ def test_queries_while_a_batch_embeds_in_another_thread(embedder: Embedder) -> N
     results: list[np.ndarray] = []
     worker = threading.Thread(target=lambda: results.append(embedder.embed_passages(texts)))
     worker.start()
-    queries = [embedder.embed_query("release tags") for _ in range(10)]
+    queries = []
+    during = 0  # queries begun and finished while the batch was embedding
+    while worker.is_alive():
+        queries.append(embedder.embed_query("release tags"))
+        during += worker.is_alive()
     worker.join()
+    assert during >= 1, "the batch was done before a query ran beside it"
     assert np.allclose(results[0], expected_batch, atol=1e-4)
     assert all(np.allclose(q, expected_query, atol=1e-4) for q in queries)

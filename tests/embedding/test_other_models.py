@@ -32,17 +32,21 @@ TINY = (
 _LOAD = """
 import json, sys, time
 from pathlib import Path
-import fastembed  # imported before the clock starts: only the load is timed
+slept = []
+def sleep(seconds):  # a retry would sleep (3, 9, 27 s); record it and go on at once
+    slept.append(seconds)
+time.sleep = sleep
 from hallouminate.embedding import Embedder
 from hallouminate.errors import Internal
-started = time.monotonic()
 try:
     embedder = Embedder(Path(sys.argv[1]), sys.argv[2])
     print(json.dumps({"loaded": True, "max_tokens": embedder.max_tokens, "tokens": embedder.count_tokens("reset my password"),
-                      "seconds": time.monotonic() - started}))
+                      "slept": slept}))
 except Internal as exc:
-    print(json.dumps({"loaded": False, "message": exc.message, "data": exc.data, "seconds": time.monotonic() - started}))
+    print(json.dumps({"loaded": False, "message": exc.message, "data": exc.data, "slept": slept}))
 """
+# What fastembed's own constructor would sleep between its attempts before giving up on an unreachable hub.
+RETRY_SLEEPS_SECS = 3 + 9 + 27
 
 
 def _load_in_child(cache: Path, name: str, env: dict[str, str]) -> dict[str, object]:
@@ -79,8 +83,10 @@ def test_an_unreachable_hub_is_one_prompt_error_naming_the_fixes(tmp_path: Path)
     assert f"The embedding model {OTHER} is not in {cache}" in message
     assert "could not be downloaded from the model hub" in message
     assert "hallouminate model install" in message and "[embeddings] model" in message
-    # One attempt: fastembed's own constructor sleeps 3 + 9 + 27 s between retries before it gives up.
-    assert float(str(result["seconds"])) < 3.0, result
+    # One attempt: fastembed's own constructor sleeps 3 + 9 + 27 s between retries before it gives up, and
+    # the hub client backs off between its own; nothing here waited to try again.
+    slept = result["slept"]
+    assert isinstance(slept, list) and sum(slept) < 1, result
 
 
 def test_hub_offline_in_the_environment_is_named(tmp_path: Path) -> None:
@@ -130,5 +136,6 @@ def test_the_daemon_answers_an_unreachable_hub_promptly_through_the_cli(
     assert run.returncode != 0
     assert f"The embedding model {OTHER} is not in {cache}" in run.stderr, run.stderr
     assert "could not be downloaded from the model hub" in run.stderr
-    # Spawning the daemon included; the retry sleeps alone would take 39 s.
-    assert elapsed < 30, elapsed
+    # Not a speed mark: the retry sleeps alone would take 39 s, however fast the machine (spawning the
+    # daemon and loading included, one attempt takes a few seconds).
+    assert elapsed < RETRY_SLEEPS_SECS, elapsed
