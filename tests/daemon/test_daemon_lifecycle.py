@@ -46,6 +46,8 @@ async def test_clients_racing_to_spawn_end_with_one_daemon(sandbox: Sandbox) -> 
         for conn in conns:
             await conn.close()
     assert len(pids) == 1
+    # They did race: more than one of them started a daemon, and the losers found the lock taken.
+    assert sandbox.daemon_log_text().count("is already running") >= 1, sandbox.daemon_log_text()
 
 
 async def test_idle_exit_removes_the_socket_and_the_next_client_respawns(sandbox: Sandbox) -> None:

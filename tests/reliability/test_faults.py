@@ -320,9 +320,11 @@ async def test_a_stale_socket_and_a_lock_naming_a_live_stranger_end_with_one_dae
     stranger = await asyncio.create_subprocess_exec("sleep", "120")
     sandbox.socket.with_name(sandbox.socket.name + ".lock").write_text(f"{stranger.pid}\n")
     try:
+        together = asyncio.Barrier(3)
 
         async def one_shim() -> list[str]:
             async with mcp_session(sandbox) as s:
+                await asyncio.wait_for(together.wait(), 120)  # all three are up before any calls: they race
                 return [c["name"] for c in (await ok(s, "list_corpora", cwd=str(repo)))["corpora"]]
 
         assert await asyncio.gather(one_shim(), one_shim(), one_shim()) == [[WIKI]] * 3
@@ -341,8 +343,11 @@ async def test_shims_racing_to_replace_an_old_daemon_end_with_exactly_one_curren
     write_pages(repo / ".hallouminate" / "wiki", PAGES)
     old = sandbox.start_daemon({"HALLOUMINATE_TEST_FAKE_VERSION": "0.0.1-old"})
 
+    together = asyncio.Barrier(2)
+
     async def one_shim() -> int:
         async with mcp_session(sandbox) as s:
+            await asyncio.wait_for(together.wait(), 120)  # both are up before either calls: they race
             return len((await ok(s, "list_files", cwd=str(repo)))["files"])
 
     assert await asyncio.gather(one_shim(), one_shim()) == [len(PAGES)] * 2

@@ -200,10 +200,13 @@ async def test_sixteen_shims_make_mixed_calls_without_an_error(sandbox: Sandbox)
     calls = sum(len(v) for v in lat.samples.values())
     lat.report(
         f"\n{SHIMS} shims x {CALLS} calls: {calls} calls in {phase['end'] - phase['start']:.1f} s "
-        f"({time.monotonic() - started:.1f} s with start-up and checks), errors: {len(errors)}"
+        f"({time.monotonic() - started:.1f} s with start-up and checks), errors: {len(errors)}, "
+        f"at most {lat.peak} in flight at once"
     )
     assert errors == [], "\n".join(errors[:20])
     assert calls == SHIMS * CALLS
+    # The shims' calls really ran at once (the barrier only lines up their first calls).
+    assert lat.peak >= SHIMS // 2, f"at most {lat.peak} calls were in flight at once"
     writes = sum(len(shim.pages) for shim in shims)
     print(f"pages written: {writes}, words retired: {sum(len(shim.retired) for shim in shims)}")
     assert writes >= SHIMS, "too few writes to mean anything"

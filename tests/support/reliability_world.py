@@ -28,6 +28,8 @@ class Latencies:
 
     def __init__(self) -> None:
         self.samples: dict[str, list[float]] = defaultdict(list)
+        self.in_flight = 0
+        self.peak = 0  # the most calls in flight at once: how much the callers really overlapped
 
     def add(self, tool: str, seconds: float) -> None:
         self.samples[tool].append(seconds)
@@ -58,7 +60,14 @@ async def tool(
     """A tool call's structured result; any error answer raises ``ToolFailed`` (the MCP error raises
     itself, an ``MCPError``). Latencies are filed by tool, a ground in phrase mode apart (no embedding)."""
     started = time.perf_counter()
-    result = await session.call_tool(name, arguments)
+    if latencies is not None:
+        latencies.in_flight += 1
+        latencies.peak = max(latencies.peak, latencies.in_flight)
+    try:
+        result = await session.call_tool(name, arguments)
+    finally:
+        if latencies is not None:
+            latencies.in_flight -= 1
     if latencies is not None:
         mode = arguments.get("match")
         latencies.add(f"{name} ({mode})" if mode else name, time.perf_counter() - started)
