@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.sandbox import Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox
 
 QUESTION = "How does the MCP shim reach the daemon?"
 
@@ -24,7 +24,7 @@ def hm(sandbox: Sandbox, *args: str, cwd: Path | None = None) -> subprocess.Comp
 
 
 def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     indexed = hm(sandbox, "index", cwd=repo / ".hallouminate" / "wiki")
     assert indexed.returncode == 0, indexed.stderr
     assert "repo:sample:wiki:" in indexed.stdout and "upserted" in indexed.stdout

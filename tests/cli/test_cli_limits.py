@@ -13,7 +13,7 @@ from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
 from hallouminate.protocol import limits
-from support.sandbox import Sandbox, mcp_session
+from support.sandbox import SMALL_WIKI, Sandbox, mcp_session
 
 
 def hm(sandbox: Sandbox, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -32,7 +32,7 @@ async def test_an_out_of_range_search_setting_is_refused_naming_the_file_and_the
 ) -> None:
     # The live bug: `top_files = 5000` validated, then every ground failed with "top_files must be an
     # integer from 1 to 1000", blaming a parameter the caller never sent.
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     layer = repo / ".hallouminate" / "config.toml"
     layer.write_text(layer.read_text() + "\n[search]\ntop_files = 5000\n")
     expected = f"{layer}: [search] top_files must be an integer from 1 to 100, got 5000"

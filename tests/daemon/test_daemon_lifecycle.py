@@ -12,7 +12,7 @@ import pytest
 from hallouminate import __version__
 from hallouminate.client import connect_or_spawn, stop_daemon
 from hallouminate.errors import Internal
-from support.sandbox import Sandbox, kill_daemon_of, pid_alive
+from support.sandbox import SMALL_WIKI, Sandbox, kill_daemon_of, pid_alive
 
 
 async def test_a_client_spawns_the_daemon_when_none_answers(sandbox: Sandbox) -> None:
@@ -64,7 +64,7 @@ async def test_idle_exit_removes_the_socket_and_the_next_client_respawns(sandbox
 
 async def test_watching_a_busy_repository_does_not_keep_the_daemon_alive(sandbox: Sandbox) -> None:
     sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 2\n")
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     proc = sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
     try:
@@ -116,7 +116,9 @@ def trace(seen: list[str]) -> str:
 
 
 async def test_sigterm_drains_an_in_flight_index_before_exiting(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()  # the signal comes at the run's first progress event: the whole run is left
+    repo = sandbox.make_repo(
+        pages=SMALL_WIKI
+    )  # the signal comes at the run's first progress event: the whole run is left
     proc = sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
     seen: list[str] = []
@@ -147,7 +149,7 @@ async def test_sigterm_drains_an_in_flight_index_before_exiting(sandbox: Sandbox
 
 
 async def test_ping_answers_while_a_long_index_runs(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
     # Frames of one connection arrive in the order the daemon wrote them. The run sends a progress event as
@@ -214,7 +216,7 @@ async def test_kill_9_then_the_next_call_respawns(sandbox: Sandbox) -> None:
 async def test_a_new_chunk_size_recuts_every_file_at_the_next_start(sandbox: Sandbox) -> None:
     """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way: the daemon's
     store records the size its chunks were cut to, and one cut otherwise is rebuilt."""
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
 
     async def chunks() -> int:
         conn = await connect_or_spawn(spawn=False)

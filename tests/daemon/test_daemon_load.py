@@ -11,7 +11,7 @@ import msgpack
 
 from hallouminate.client import connect_or_spawn
 from hallouminate.daemon.server import MAX_CONNECTIONS
-from support.sandbox import Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox
 
 
 def recv_message(sock: socket.socket) -> dict:
@@ -72,7 +72,7 @@ def test_the_connection_cap_answers_busy_retry_instead_of_hanging(sandbox: Sandb
 
 
 async def test_search_and_reads_answer_while_a_large_index_runs(sandbox: Sandbox) -> None:
-    small = sandbox.make_repo("small")
+    small = sandbox.make_repo("small", pages=SMALL_WIKI)
     big = sandbox.make_repo("big", wiki=None)
     wiki = big / ".hallouminate" / "wiki"
     for i in range(60):

@@ -8,13 +8,15 @@ import stat
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import msgpack
 import pytest
 
 from hallouminate import __version__
 from hallouminate.protocol import MAX_FRAME, PROTOCOL_VERSION
-from support.sandbox import Sandbox
+from support.sandbox import Sandbox, private_world
 
 
 class RawClient:
@@ -53,8 +55,17 @@ class RawClient:
         self.sock.close()
 
 
+@pytest.fixture(scope="module")
+def daemon(model_cache: Path) -> Iterator[Sandbox]:
+    """One daemon for the tests that only talk to it: none stops it or changes its socket's modes."""
+    with private_world(model_cache, prefix="hm-sk-", in_process=False) as box:
+        box.start_daemon()
+        yield box
+
+
 @pytest.fixture
-def daemon(sandbox: Sandbox) -> Sandbox:
+def own_daemon(sandbox: Sandbox) -> Sandbox:
+    """A daemon of the test's own, for a test that stops it or opens its socket to others."""
     sandbox.start_daemon()
     return sandbox
 
@@ -140,13 +151,13 @@ def test_a_stale_socket_from_a_dead_daemon_is_replaced(sandbox: Sandbox) -> None
     assert RawClient(str(sandbox.socket)).ping()["ok"] is True
 
 
-def test_a_connection_from_another_uid_is_refused(daemon: Sandbox) -> None:
+def test_a_connection_from_another_uid_is_refused(own_daemon: Sandbox) -> None:
     if os.getuid() != 0:
         pytest.skip("needs root to connect as another uid")  # CI and this machine run as root
     # Open the doors so the kernel lets the other user connect; the peer-credential check must still refuse.
-    os.chmod(daemon.root, 0o711)
-    os.chmod(daemon.socket.parent, 0o711)
-    os.chmod(daemon.socket, 0o666)
+    os.chmod(own_daemon.root, 0o711)
+    os.chmod(own_daemon.socket.parent, 0o711)
+    os.chmod(own_daemon.socket, 0o666)
     code = (
         "import os, socket, struct, msgpack, sys\n"
         "os.setgid(65534); os.setuid(65534)\n"
@@ -161,7 +172,7 @@ def test_a_connection_from_another_uid_is_refused(daemon: Sandbox) -> None:
         "print(msgpack.unpackb(data)['error']['message'])\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(daemon.socket)], capture_output=True, text=True, timeout=30
+        [sys.executable, "-c", code, str(own_daemon.socket)], capture_output=True, text=True, timeout=30
     )
     assert "serves its own user only" in out.stdout, out.stderr
 
@@ -181,8 +192,8 @@ def test_shared_socket_directory_is_refused(sandbox: Sandbox) -> None:
     assert out.returncode == 1 and "shared" in out.stdout
 
 
-def test_sigterm_removes_the_socket(daemon: Sandbox) -> None:
-    proc = daemon.procs[-1]
+def test_sigterm_removes_the_socket(own_daemon: Sandbox) -> None:
+    proc = own_daemon.procs[-1]
     proc.terminate()
     assert proc.wait(timeout=30) == 0
-    assert not daemon.socket.exists()
+    assert not own_daemon.socket.exists()

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hallouminate.client import DaemonConnection, connect_or_spawn, stop_daemon
-from support.sandbox import Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox
 
 # Bounds a hang only: how soon an edit shows is a figure for bench/, not a pass mark on a shared machine.
 DEADLINE_SECS = 60.0
@@ -36,7 +36,7 @@ async def wait_until(check: Callable[[], Awaitable[bool]], deadline: float = DEA
 
 
 async def test_edit_rename_delete_outside_the_tools_reach_search(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     wiki = repo / ".hallouminate" / "wiki"
     conn = await connect_or_spawn()
     try:
@@ -81,7 +81,7 @@ async def test_edit_rename_delete_outside_the_tools_reach_search(sandbox: Sandbo
 
 
 async def test_edits_made_while_no_daemon_ran_are_caught_up(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     conn = await connect_or_spawn()
     try:
         await conn.call("index", str(repo), {})
@@ -97,7 +97,7 @@ async def test_edits_made_while_no_daemon_ran_are_caught_up(sandbox: Sandbox) ->
 
 
 async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     wiki = repo / ".hallouminate" / "wiki"
     conn = await connect_or_spawn()
     try:

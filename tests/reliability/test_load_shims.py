@@ -35,7 +35,7 @@ from support.reliability_world import (
     token,
     tool,
 )
-from support.sandbox import REPO_ROOT, Sandbox, mcp_session
+from support.sandbox import REPO_ROOT, SMALL_WIKI, Sandbox, mcp_session
 
 SHIMS = 16
 CALLS = int(os.environ.get("HALLOUMINATE_LOAD_CALLS", "25"))
@@ -43,7 +43,7 @@ CALLS = int(os.environ.get("HALLOUMINATE_LOAD_CALLS", "25"))
 MIX = {"ground": 35, "read": 25, "list": 15, "add": 15, "index": 10}
 QUESTIONS = json.loads((REPO_ROOT / "tests" / "fixtures" / "sample_questions.json").read_text())
 WRITES = "repo:load:wiki"  # the shims' pages, shim-NN/page-NNN.md
-SMALL = "repo:small:wiki"  # the sample wiki: questions and index runs
+SMALL = "repo:small:wiki"  # pages of the sample wiki: questions and index runs
 # The full tier runs for minutes on two cores: the default per-test timeout is sized for the quick one.
 pytestmark = pytest.mark.timeout(max(300, CALLS * 30 + 300))
 
@@ -159,7 +159,7 @@ async def verify(shim: Shim, s: ClientSession, wiki: Path) -> None:
 
 async def test_sixteen_shims_make_mixed_calls_without_an_error(sandbox: Sandbox) -> None:
     repo = sandbox.make_repo("load", wiki=None)
-    small = sandbox.make_repo("small")
+    small = sandbox.make_repo("small", pages=SMALL_WIKI)
     wiki = repo / ".hallouminate" / "wiki"
     sandbox.start_daemon()
     # Warm up outside the measured phase: the model loads and both corpora are indexed once.

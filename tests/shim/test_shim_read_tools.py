@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
-from support.sandbox import Sandbox, mcp_session
+from support.sandbox import SMALL_WIKI, Sandbox, mcp_session, private_world
 
 ATTACKS = [
     "/etc/passwd",
@@ -35,10 +36,19 @@ def plant_symlinks(wiki: Path, outside: Path) -> None:
     (wiki / "escape.md").symlink_to(outside / "secret.md")
 
 
-async def test_the_read_tools_answer_for_the_repository_wiki(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world (daemon, warm shim host) for the tests that leave the baseline config alone, each in
+    repositories and directories of its own; ``sample`` holds a few pages of the sample wiki."""
+    with private_world(model_cache, prefix="hm-rt-", in_process=False) as box:
+        box.make_repo(pages=SMALL_WIKI)
+        yield box
+
+
+async def test_the_read_tools_answer_for_the_repository_wiki(world: Sandbox) -> None:
+    repo = world.root / "sample"
     cwd = str(repo)
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(world) as session:
         corpora = (await session.call_tool("list_corpora", {"cwd": cwd})).structured_content
         assert corpora["default_corpus"] == "repo:sample:wiki"
         assert [(c["name"], c["kind"], c["repository"]) for c in corpora["corpora"]] == [
@@ -75,10 +85,10 @@ async def test_the_read_tools_answer_for_the_repository_wiki(sandbox: Sandbox) -
         assert "architecture.md" not in links["backlinks"]
 
 
-async def test_every_path_attack_is_refused_by_read_and_backlinks(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
-    plant_symlinks(repo / ".hallouminate" / "wiki", sandbox.root / "outside")
-    async with mcp_session(sandbox) as session:
+async def test_every_path_attack_is_refused_by_read_and_backlinks(world: Sandbox) -> None:
+    repo = world.make_repo("attacked", pages=SMALL_WIKI)
+    plant_symlinks(repo / ".hallouminate" / "wiki", world.root / "outside")
+    async with mcp_session(world) as session:
         for tool in ("read_markdown", "backlinks"):
             for attack in ATTACKS:
                 with pytest.raises(MCPError) as info:
@@ -87,9 +97,9 @@ async def test_every_path_attack_is_refused_by_read_and_backlinks(sandbox: Sandb
                 assert "TOP-SECRET" not in info.value.message and "root:" not in info.value.message
 
 
-async def test_a_miss_names_the_nearest_directory_and_close_names(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
-    async with mcp_session(sandbox) as session:
+async def test_a_miss_names_the_nearest_directory_and_close_names(world: Sandbox) -> None:
+    repo = world.root / "sample"
+    async with mcp_session(world) as session:
         with pytest.raises(MCPError) as info:
             await session.call_tool("read_markdown", {"cwd": str(repo), "path": "guides/getting-startd.md"})
     assert info.value.code == INVALID_PARAMS
@@ -101,21 +111,21 @@ def git(*args: str, cwd: Path) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-async def test_siblings_and_a_worktree_each_see_only_their_own_wiki(sandbox: Sandbox) -> None:
+async def test_siblings_and_a_worktree_each_see_only_their_own_wiki(world: Sandbox) -> None:
     empty = None
-    one = sandbox.make_repo("one", wiki=empty)
-    two = sandbox.make_repo("two", wiki=empty)
+    one = world.make_repo("one", wiki=empty)
+    two = world.make_repo("two", wiki=empty)
     (one / ".hallouminate" / "wiki" / "alpha.md").write_text("# Alpha\n\nThe saffron albatross lives here.\n")
     (two / ".hallouminate" / "wiki" / "beta.md").write_text("# Beta\n\nThe saffron albatross is elsewhere.\n")
     git("init", "-q", "-b", "main", cwd=one)
     git("-c", "user.email=t@t", "-c", "user.name=t", "add", "-A", cwd=one)
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init", cwd=one)
-    worktree = sandbox.root / "one-wt"
+    worktree = world.root / "one-wt"
     git("worktree", "add", "-q", str(worktree), cwd=one)
     (worktree / ".hallouminate" / "wiki" / "gamma.md").write_text(
         "# Gamma\n\nThe saffron albatross, worktree copy.\n"
     )
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(world) as session:
         seen = {}
         for checkout in (one, two, worktree):
             found = await session.call_tool("ground", {"cwd": str(checkout), "query": "saffron albatross"})
@@ -147,19 +157,19 @@ async def test_globs_are_resolved_from_each_root(sandbox: Sandbox) -> None:
     ]
 
 
-async def test_outside_every_repository_a_corpus_must_be_named(sandbox: Sandbox) -> None:
-    elsewhere = sandbox.root / "elsewhere"
+async def test_outside_every_repository_a_corpus_must_be_named(world: Sandbox) -> None:
+    elsewhere = world.root / "elsewhere"
     elsewhere.mkdir()
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(world) as session:
         with pytest.raises(MCPError) as info:
             await session.call_tool("list_files", {"cwd": str(elsewhere)})
     assert info.value.code == INVALID_PARAMS and "corpus" in info.value.message
 
 
 async def test_repositories_below_cwd_are_discovered_within_depth_honouring_gitignore(
-    sandbox: Sandbox,
+    world: Sandbox,
 ) -> None:
-    top = sandbox.root / "projects"
+    top = world.root / "projects"
     shallow = top / "a"
     deep = top / "b" / "c" / "d" / "e" / "f"
     ignored = top / "vendor-repo"
@@ -167,7 +177,7 @@ async def test_repositories_below_cwd_are_discovered_within_depth_honouring_giti
         (path / ".hallouminate" / "wiki").mkdir(parents=True)
         (path / ".hallouminate" / "config.toml").write_text(f'[[repository]]\nname = "{name}"\npath = "."\n')
     (top / ".gitignore").write_text("vendor-repo/\n")
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(world) as session:
         names = {
             c["name"]
             for c in (await session.call_tool("list_corpora", {"cwd": str(top)})).structured_content[
@@ -191,15 +201,15 @@ async def test_a_scalar_set_differently_by_two_layers_names_both(sandbox: Sandbo
     assert str(sandbox.config_file) in message and str(repo_config) in message
 
 
-def test_cli_corpora_and_read(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+def test_cli_corpora_and_read(world: Sandbox) -> None:
+    repo = world.root / "sample"
 
     def hm(*args: str) -> subprocess.CompletedProcess[str]:
         import sys
 
         return subprocess.run(
             [sys.executable, "-m", "hallouminate", *args],
-            env=sandbox.env,
+            env=world.env,
             cwd=repo,
             capture_output=True,
             text=True,

@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from mcp import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
-from support.sandbox import Sandbox, daemons_serving, kill_daemon_of, mcp_session, pid_alive
+from support.sandbox import (
+    SMALL_WIKI,
+    Sandbox,
+    daemons_serving,
+    kill_daemon_of,
+    mcp_session,
+    pid_alive,
+    private_world,
+)
 
 QUESTION = "How does the MCP shim reach the daemon?"
 
@@ -62,7 +72,7 @@ async def test_server_instructions_say_what_it_is_and_is_not(sandbox: Sandbox) -
 
 
 async def test_after_kill_9_the_next_tool_call_respawns_and_search_works(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     async with mcp_session(sandbox) as session:
         await session.call_tool("index", {"cwd": str(repo)})
         first = sandbox.daemon_pid()
@@ -70,6 +80,16 @@ async def test_after_kill_9_the_next_tool_call_respawns_and_search_works(sandbox
         found = await session.call_tool("ground", {"cwd": str(repo), "query": QUESTION})
         assert _top_path(found) == "architecture.md"
     assert sandbox.daemon_pid() not in (None, first)
+
+
+@pytest.fixture(scope="module")
+def shared(model_cache: Path) -> Iterator[Sandbox]:
+    """One world for the tests whose calls are refused: each test's shim reaches its one daemon (and warm
+    host) instead of starting its own. Its repository holds a README beside the wiki, a file to name."""
+    with private_world(model_cache, prefix="hm-ss-", in_process=False) as box:
+        repo = box.make_repo(pages=SMALL_WIKI)
+        (repo / "README.md").write_text("hi\n")
+        yield box
 
 
 @pytest.mark.parametrize(
@@ -85,15 +105,14 @@ async def test_after_kill_9_the_next_tool_call_respawns_and_search_works(sandbox
         ({"cwd": "REPO", "query": "x", "corpus": "repo:sampel:wiki"}, "repo:sample:wiki"),
     ],
 )
-async def test_caller_mistakes_are_invalid_params(sandbox: Sandbox, arguments: dict, fragment: str) -> None:
-    repo = sandbox.make_repo()
+async def test_caller_mistakes_are_invalid_params(shared: Sandbox, arguments: dict, fragment: str) -> None:
+    repo = shared.root / "sample"
     a_file = repo / "README.md"
-    a_file.write_text("hi\n")
     arguments = {
         key: (str(repo) if value == "REPO" else str(a_file) if value == "FILE" else value)
         for key, value in arguments.items()
     }
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(shared) as session:
         with pytest.raises(MCPError) as info:
             await session.call_tool("ground", arguments)
     assert info.value.code == INVALID_PARAMS
@@ -108,9 +127,9 @@ async def test_cwd_is_checked_before_the_daemon_is_contacted(sandbox: Sandbox) -
     assert not sandbox.socket.exists()
 
 
-async def test_unknown_corpus_lists_the_corpora_and_the_closest(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
-    async with mcp_session(sandbox) as session:
+async def test_unknown_corpus_lists_the_corpora_and_the_closest(shared: Sandbox) -> None:
+    repo = shared.root / "sample"
+    async with mcp_session(shared) as session:
         with pytest.raises(MCPError) as info:
             await session.call_tool("index", {"cwd": str(repo), "corpus": "repo:sample:wki"})
     assert info.value.code == INVALID_PARAMS
@@ -137,7 +156,7 @@ async def test_an_unreachable_daemon_is_internal_error_and_retryable(sandbox: Sa
 async def test_two_shims_started_together_share_one_daemon(sandbox: Sandbox) -> None:
     import asyncio
 
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
 
     together = asyncio.Barrier(2)
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from support.sandbox import Sandbox, mcp_session, pid_alive, shim_host_pid
+from support.sandbox import SMALL_WIKI, Sandbox, mcp_session, pid_alive, shim_host_pid
 
 QUESTION = "How does the MCP shim reach the daemon?"
 
@@ -38,7 +38,7 @@ def wait_until(predicate, timeout: float = 15.0) -> bool:  # type: ignore[no-unt
 
 
 async def test_the_first_launch_starts_a_host_and_the_next_one_is_forked_from_it(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     async with mcp_session(sandbox) as session:
         await session.call_tool("index", {"cwd": str(repo)})
     host = shim_host_pid(sandbox)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,15 @@ if TYPE_CHECKING:
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_WIKI = REPO_ROOT / ".hallouminate" / "wiki"
+# A few pages of the sample wiki, for tests about the machinery rather than what the whole wiki answers:
+# the shim's question still finds architecture.md first, and guides/ is still a subdirectory.
+SMALL_WIKI = (
+    "index.md",
+    "architecture.md",
+    "overview.md",
+    "daemon-lifecycle.md",
+    "guides/getting-started.md",
+)
 
 
 @dataclass
@@ -43,15 +52,23 @@ class Sandbox:
         self.config_file.parent.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(text)
 
-    def make_repo(self, name: str = "sample", *, wiki: Path | None = SAMPLE_WIKI) -> Path:
-        """A repository whose wiki is a copy of the sample wiki (or empty)."""
+    def make_repo(
+        self, name: str = "sample", *, wiki: Path | None = SAMPLE_WIKI, pages: Sequence[str] | None = None
+    ) -> Path:
+        """A repository whose wiki is a copy of the sample wiki (or empty); ``pages``: only those of its
+        pages (embedding the whole sample costs ~10 s of CPU, ``SMALL_WIKI`` a fifth of that)."""
         repo = self.root / name
         (repo / ".hallouminate").mkdir(parents=True)
         (repo / ".hallouminate" / "config.toml").write_text(f'[[repository]]\nname = "{name}"\npath = "."\n')
-        if wiki is not None:
-            shutil.copytree(wiki, repo / ".hallouminate" / "wiki")
+        target = repo / ".hallouminate" / "wiki"
+        if wiki is None:
+            target.mkdir()
+        elif pages is None:
+            shutil.copytree(wiki, target)
         else:
-            (repo / ".hallouminate" / "wiki").mkdir()
+            for page in pages:
+                (target / page).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(wiki / page, target / page)
         return repo
 
     def start_daemon(self, extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
