@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate import xdg
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec, Settings, load_baseline
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.search import ground, literal
-from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,8 +112,8 @@ def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[st
             return files_in_order(store.vector_search(embedder.embed_query(query), [spec.store_key], limit))
 
         def bm25(query: str) -> list[tuple[str, list[str]]]:
-            terms = query_terms(query)
-            return files_in_order(store.fts_search(terms, [spec.store_key], limit)) if terms else []
+            tokens = query_terms(query)
+            return files_in_order(store.fts_search(tokens, [spec.store_key], limit)) if tokens else []
 
         def fused(query: str) -> list[tuple[str, list[str]]]:
             result = ground(

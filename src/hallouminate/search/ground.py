@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidParams
 from hallouminate.indexing.ports import AsyncReaderPort, EmbedderPort, StorePort
@@ -21,7 +22,6 @@ from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ran
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.snippet import TermFinder, make_snippet
-from hallouminate.search.terms import query_terms
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
