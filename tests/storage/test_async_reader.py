@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from test_store_lancedb import DIM, _rows, _vec
 
+from hallouminate.analysis import query_terms
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 
@@ -19,12 +20,12 @@ async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> Non
 
     store.replace_files("c", {"a.md": _rows("a.md", ["alpha bravo", "charlie delta"])})
     assert await reader.count_rows("c") == 2
-    hits = await reader.fts_search(["charlie"], ["c"], 10)
+    hits = await reader.fts_search(query_terms("charlie"), ["c"], 10)
     assert [h["path"] for h in hits] == ["a.md"] and "charlie" in hits[0]["text"]
 
     store.replace_files("c", {"a.md": _rows("a.md", ["echo foxtrot"], seed=5)})
     assert await reader.count_rows("c") == 1
-    assert await reader.fts_search(["charlie"], ["c"], 10) == []
+    assert await reader.fts_search(query_terms("charlie"), ["c"], 10) == []
     nearest = await reader.vector_search(_vec(5), ["c"], 5)
     assert nearest[0]["text"] == "echo foxtrot" and abs(nearest[0]["score"] - 1.0) < 1e-5
 
@@ -43,8 +44,8 @@ async def test_reader_and_store_return_the_same_rows(tmp_path: Path) -> None:
     sync_ids = [row["id"] for row in store.vector_search(query, ["c"], 4)]
     async_ids = [row["id"] for row in await reader.vector_search(query, ["c"], 4)]
     assert sync_ids == async_ids
-    sync_fts = {row["id"] for row in store.fts_search(["common"], ["c"], 10)}
-    async_fts = {row["id"] for row in await reader.fts_search(["common"], ["c"], 10)}
+    sync_fts = {row["id"] for row in store.fts_search(query_terms("common"), ["c"], 10)}
+    async_fts = {row["id"] for row in await reader.fts_search(query_terms("common"), ["c"], 10)}
     assert sync_fts == async_fts and len(async_fts) == 6  # the other corpus is filtered out
 
 
@@ -95,7 +96,7 @@ async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_ca
     )
 
     async def search(reader: AsyncReader) -> tuple[list[tuple[str, float]], list[tuple[str, int, int]]]:
-        hits = await reader.fts_search(["rollback", "migration"], ["c"], 20)
+        hits = await reader.fts_search(query_terms("rollback migration"), ["c"], 20)
         scan = await reader.phrase_rows(["c"], "(?i)rollback", 100)
         return (
             [(h["id"], round(h["score"], 5)) for h in hits],
@@ -129,7 +130,7 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     await early
     after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
     assert [row["path"] for row in after.rows] == ["p7.md"]
-    assert [row["path"] for row in (await reader.fts_search(["fresh"], ["c"], 5))] == ["p7.md"]
+    assert [row["path"] for row in (await reader.fts_search(query_terms("fresh"), ["c"], 5))] == ["p7.md"]
 
 
 async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(

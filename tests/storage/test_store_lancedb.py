@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hallouminate.analysis import query_terms
 from hallouminate.storage import Store
 
 DIM = 8
@@ -75,12 +76,12 @@ def test_same_path_in_two_corpora_is_independent(store: Store) -> None:
 def test_fts_and_vector_search_respect_the_corpus_filter(store: Store) -> None:
     store.replace_files("one", {"x.md": _rows("x.md", ["the rollback of migrations"], seed=1)})
     store.replace_files("two", {"y.md": _rows("y.md", ["rolling back a migration safely"], seed=2)})
-    hits = store.fts_search(["migration", "rollback"], ["one", "two"], 10)
+    hits = store.fts_search(query_terms("migration rollback"), ["one", "two"], 10)
     assert {h["corpus"] for h in hits} == {"one", "two"}
     assert all(h["score"] > 0 for h in hits)
-    only_two = store.fts_search(["migration"], ["two"], 10)
+    only_two = store.fts_search(query_terms("migration"), ["two"], 10)
     assert [(h["corpus"], h["path"]) for h in only_two] == [("two", "y.md")]
-    assert store.fts_search(["migration"], [], 10) == []
+    assert store.fts_search(query_terms("migration"), [], 10) == []
 
     nearest = store.vector_search(_vec(2), ["one", "two"], 10)
     assert nearest[0]["path"] == "y.md"
@@ -97,7 +98,7 @@ def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
     store.replace_files("o", {"plain.md": _rows("plain.md", ["keyword here"])})
     store.replace_files(corpus, {path: _rows(path, ["keyword here too", "more"])})
     assert set(store.file_states(corpus)) == {path}
-    assert {h["corpus"] for h in store.fts_search(["keyword"], [corpus], 10)} == {corpus}
+    assert {h["corpus"] for h in store.fts_search(query_terms("keyword"), [corpus], 10)} == {corpus}
     store.replace_files(corpus, {path: _rows(path, ["replaced"])})
     assert _texts(store, corpus, path) == ["replaced"]
     store.update_stats(corpus, path, 5, 6)
@@ -121,7 +122,7 @@ def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> Non
     first.replace_files("c", {"a.md": _rows("a.md", ["persisted"])})
     again = Store(tmp_path / "db", DIM)
     assert _texts(again, "c", "a.md") == ["persisted"]
-    assert again.fts_search(["persisted"], ["c"], 5)
+    assert again.fts_search(query_terms("persisted"), ["c"], 5)
     rebuilt = Store(tmp_path / "db", DIM * 2)
     assert rebuilt.count_rows() == 0
 
@@ -130,7 +131,7 @@ def test_optimize_keeps_results(store: Store) -> None:
     for i in range(5):
         store.replace_files("c", {f"f{i}.md": _rows(f"f{i}.md", [f"document number {i} about caching"])})
     store.optimize()
-    assert len(store.fts_search(["caching"], ["c"], 10)) == 5
+    assert len(store.fts_search(query_terms("caching"), ["c"], 10)) == 5
 
 
 def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
