@@ -7,57 +7,38 @@ seen by that request: no debounce, no polling interval.
 
 Only events that can change the discovery's answer count (``relevant``); an ordinary file written in a
 watched directory does not, so editing code under ``~/work`` does not throw the cached answer away.
-Direct inotify (a few ``ctypes`` calls into libc) rather than ``watchfiles``: watchfiles arms its watches
-when it starts, after the paths are known (a change between the read and the arming would be missed), and
-delivers events after a debounce; ``inotify_simple`` would do the same calls, untyped.
+inotify_simple (plain inotify calls) rather than ``watchfiles``: watchfiles arms its watches when it
+starts, after the paths are known (a change between the read and the arming would be missed), and delivers
+events after a debounce.
 """
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import logging
-import os
-import struct
 import threading
 from pathlib import Path
 
-log = logging.getLogger("hallouminate.daemon")
+from inotify_simple import INotify, flags
 
-# <sys/inotify.h>
-IN_MODIFY = 0x002
-IN_ATTRIB = 0x004
-IN_CLOSE_WRITE = 0x008
-IN_MOVED_FROM = 0x040
-IN_MOVED_TO = 0x080
-IN_CREATE = 0x100
-IN_DELETE = 0x200
-IN_DELETE_SELF = 0x400
-IN_MOVE_SELF = 0x800
-IN_UNMOUNT = 0x2000
-IN_Q_OVERFLOW = 0x4000
-IN_IGNORED = 0x8000
-IN_ONLYDIR = 0x01000000
-IN_ISDIR = 0x40000000
-IN_NONBLOCK = os.O_NONBLOCK
-IN_CLOEXEC = os.O_CLOEXEC
+log = logging.getLogger("hallouminate.daemon")
 
 # Entries appearing, going, renamed, rewritten or re-permissioned; the watched directory itself going.
 # IN_MODIFY is left out: every write to a log file in a watched directory would be one event. An ignore
 # file or a config is rewritten by an editor with a close or a rename, both of which are here.
 WATCH_MASK = (
-    IN_ATTRIB
-    | IN_CLOSE_WRITE
-    | IN_MOVED_FROM
-    | IN_MOVED_TO
-    | IN_CREATE
-    | IN_DELETE
-    | IN_DELETE_SELF
-    | IN_MOVE_SELF
-    | IN_ONLYDIR
+    flags.ATTRIB
+    | flags.CLOSE_WRITE
+    | flags.MOVED_FROM
+    | flags.MOVED_TO
+    | flags.CREATE
+    | flags.DELETE
+    | flags.DELETE_SELF
+    | flags.MOVE_SELF
+    | flags.ONLYDIR
 )
 # The watch (or the whole queue) is gone or the directory moved: nothing about it is known any more.
-_LOST = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_Q_OVERFLOW | IN_IGNORED
+_LOST = flags.DELETE_SELF | flags.MOVE_SELF | flags.UNMOUNT | flags.Q_OVERFLOW | flags.IGNORED
 # The names a discovery reads or acts on (`.hallouminate/config.toml`, ignore files, a checkout's `.git`
 # and its `info/exclude`); any event about a subdirectory counts too.
 RELEVANT_NAMES = frozenset(
@@ -66,37 +47,11 @@ RELEVANT_NAMES = frozenset(
 # A directory we may not read, or one gone since its parent was listed: the discovery could not read it
 # either, and its parent's watch reports it coming back (or its permissions changing).
 _UNWATCHABLE_IS_FINE = {errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.ELOOP}
-_EVENT = struct.Struct("iIII")
-
-
-class _Libc:
-    """The three inotify calls, bound once."""
-
-    def __init__(self) -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        self.init1 = libc.inotify_init1
-        self.init1.argtypes = [ctypes.c_int]
-        self.init1.restype = ctypes.c_int
-        self.add_watch = libc.inotify_add_watch
-        self.add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        self.add_watch.restype = ctypes.c_int
-
-
-_libc: _Libc | None = None
-_libc_lock = threading.Lock()
-
-
-def _calls() -> _Libc:
-    global _libc
-    with _libc_lock:
-        if _libc is None:
-            _libc = _Libc()
-        return _libc
 
 
 def relevant(mask: int, name: str) -> bool:
     """Whether one event can change what a discovery finds."""
-    return bool(mask & (_LOST | IN_ISDIR)) or name in RELEVANT_NAMES
+    return bool(mask & (_LOST | flags.ISDIR)) or name in RELEVANT_NAMES
 
 
 class DirectoryWatch:
@@ -106,63 +61,42 @@ class DirectoryWatch:
     and a broken watch always reports a change, so its answer is never reused."""
 
     def __init__(self) -> None:
-        calls = _calls()
-        fd = calls.init1(IN_NONBLOCK | IN_CLOEXEC)
-        if fd < 0:
-            code = ctypes.get_errno()
-            raise OSError(code, f"inotify_init1: {os.strerror(code)}")
-        self._fd = fd
-        self._add = calls.add_watch
+        self._inotify: INotify | None = INotify(nonblocking=True)
         self._lock = threading.Lock()
         self._changed = False
         self.watches = 0
 
     def entering(self, directory: Path) -> None:
         with self._lock:
-            if self._changed or self._fd < 0:
+            if self._changed or self._inotify is None:
                 return  # stale already: more watches would only use up the user's limit
-            if self._add(self._fd, os.fsencode(directory), WATCH_MASK) >= 0:
+            try:
+                self._inotify.add_watch(directory, WATCH_MASK)
+            except OSError as exc:
+                if exc.errno not in _UNWATCHABLE_IS_FINE:
+                    # ENOSPC: the per-user watch limit (fs.inotify.max_user_watches); ENOMEM.
+                    log.info(
+                        "cannot watch %s (%s): discovery below it is not cached", directory, exc.strerror
+                    )
+                    self._changed = True
+            else:
                 self.watches += 1
-                return
-            code = ctypes.get_errno()
-            if code not in _UNWATCHABLE_IS_FINE:
-                # ENOSPC: the per-user watch limit (fs.inotify.max_user_watches); ENOMEM.
-                log.info(
-                    "cannot watch %s (%s): discovery below it is not cached", directory, os.strerror(code)
-                )
-                self._changed = True
 
     def changed(self) -> bool:
         """Whether anything that could change the discovery happened since its directories were read."""
         with self._lock:
-            if self._changed or self._fd < 0:
+            if self._changed or self._inotify is None:
                 return True
-            while not self._changed:
-                try:
-                    data = os.read(self._fd, 64 * 1024)
-                except BlockingIOError:
-                    break
-                except OSError:
-                    self._changed = True
-                    break
-                self._changed = any(relevant(mask, name) for mask, name in _events(data))
+            try:
+                events = self._inotify.read(timeout=0)
+            except OSError:
+                self._changed = True
+            else:
+                self._changed = any(relevant(event.mask, event.name) for event in events)
             return self._changed
 
     def close(self) -> None:
         with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
-
-
-def _events(data: bytes) -> list[tuple[int, str]]:
-    """(mask, name) of each event in one read of an inotify descriptor."""
-    events: list[tuple[int, str]] = []
-    pos = 0
-    while pos + _EVENT.size <= len(data):
-        _wd, mask, _cookie, size = _EVENT.unpack_from(data, pos)
-        pos += _EVENT.size
-        name = data[pos : pos + size].split(b"\0", 1)[0]
-        pos += size
-        events.append((mask, os.fsdecode(name)))
-    return events
+            if self._inotify is not None:
+                self._inotify.close()
+                self._inotify = None

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import QueryEmbedder, ReaderPort, Row
 from hallouminate.search.assembly import (
@@ -32,7 +33,6 @@ from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
 from hallouminate.search.snippet import TermFinder, make_snippet
-from hallouminate.search.terms import query_terms
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
