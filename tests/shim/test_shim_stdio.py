@@ -30,7 +30,7 @@ def _top_path(result) -> str:  # type: ignore[no-untyped-def]
 
 
 async def test_initialize_list_index_ground_then_the_daemon_outlives_the_shim(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
     async with mcp_session(sandbox) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert {"ground", "index"} <= set(tools)
@@ -40,7 +40,7 @@ async def test_initialize_list_index_ground_then_the_daemon_outlives_the_shim(sa
 
         indexed = await session.call_tool("index", {"cwd": str(repo)})
         report = indexed.structured_content["corpora"][0]
-        assert report["corpus"] == "repo:sample:wiki" and report["files_upserted"] >= 8
+        assert report["corpus"] == "repo:sample:wiki" and report["files_upserted"] == len(SMALL_WIKI)
         assert "repo:sample:wiki" in indexed.content[0].text
 
         found = await session.call_tool("ground", {"cwd": str(repo), "query": QUESTION})
