@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate import xdg
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec, Settings, load_baseline
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.search import ground, literal
-from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 

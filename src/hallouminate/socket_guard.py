@@ -11,10 +11,10 @@ import stat
 from pathlib import Path
 
 from hallouminate import xdg
-from hallouminate.errors import Internal
+from hallouminate.errors import Fault, FilesystemFault
 
 
-class AlreadyRunning(Internal):
+class AlreadyRunning(Fault):
     """Another process holds the lock for this socket."""
 
 
@@ -27,12 +27,12 @@ def _private_directory(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         info = directory.stat()
     except OSError as exc:  # a parent is a file, no permission: say so rather than a traceback
-        raise Internal(
+        raise FilesystemFault(
             f"cannot create the socket directory {directory}: {exc.strerror or exc}; "
             "set HALLOUMINATE_SOCKET to a path in a private directory"
         ) from None
     if info.st_uid != os.getuid():
-        raise Internal(
+        raise FilesystemFault(
             f"socket directory {directory} belongs to uid {info.st_uid}, not to us; "
             "set HALLOUMINATE_SOCKET to a path in a directory you own"
         )
@@ -40,7 +40,7 @@ def _private_directory(directory: Path) -> None:
     if mode & 0o077:
         if mode & 0o002 or mode & stat.S_ISVTX:
             # A shared directory such as /tmp: tightening it would break other users.
-            raise Internal(
+            raise FilesystemFault(
                 f"socket directory {directory} is shared (mode {oct(mode)}); "
                 "set HALLOUMINATE_SOCKET to a path in a private directory"
             )
@@ -79,7 +79,7 @@ class SocketGuard:
         with contextlib.suppress(FileNotFoundError):
             if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
                 self.release()
-                raise Internal(
+                raise FilesystemFault(
                     f"{self.path} exists and is not a socket, so the {self.role} cannot listen there (it "
                     "replaces only a socket left by a dead daemon); move the file away or set "
                     "HALLOUMINATE_SOCKET to another path",
@@ -98,7 +98,7 @@ class SocketGuard:
                 if "too long" in str(exc)
                 else ""
             )
-            raise Internal(f"cannot bind the {self.role} socket {self.path}: {exc}{hint}") from None
+            raise FilesystemFault(f"cannot bind the {self.role} socket {self.path}: {exc}{hint}") from None
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)

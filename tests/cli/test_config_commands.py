@@ -103,4 +103,4 @@ def test_show_prints_the_merged_config_and_its_files(env: dict[str, str], tmp_pa
 
     layer.write_text('[[repository]]\nname = "repo"\npath = "."\n[search]\ntop_files = 9\n')
     conflict = hm(env, repo, "show")
-    assert conflict.returncode == 1 and str(baseline) in conflict.stderr and str(layer) in conflict.stderr
+    assert conflict.returncode == 2 and str(baseline) in conflict.stderr and str(layer) in conflict.stderr

@@ -3,12 +3,12 @@
 ``ground.assemble`` runs on the daemon's loop for every query, so its helpers avoid per-row Python steps:
 no regex compiled per query, ``in`` instead of a walk over matches, one flat pass instead of groups. Each
 must answer exactly what the plain version did (same snippets, same gate, same ranks), on any input: the
-plain versions live here as the reference.
+plain versions live here as the reference. Where words are found (the gate, snippets), the reference is
+the analyser itself run over the whole text (``analysis.py``; ADR 0019).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hallouminate.analysis import analyze, analyzer, query_terms
 from hallouminate.search.fusion import TIE_TOLERANCE, tied_ranks
 from hallouminate.search.literal import TermMatcher
 from hallouminate.search.snippet import (
@@ -26,7 +27,6 @@ from hallouminate.search.snippet import (
     window,
     without_leading_headings,
 )
-from hallouminate.search.terms import _SUFFIXES, stem
 
 # Text drawn from a small alphabet so that stems, word boundaries, headings and odd whitespace meet often:
 # "İ" lower-cases to two characters, "Σ" depends on its neighbours, "\xa0", "\u2028" and "\x1c" are
@@ -39,27 +39,33 @@ WORDLIKE = ["go", "gob", "ago", "cab", "abc", "abcs", "config", "configuring", "
 texts = st.lists(st.one_of(st.sampled_from(WORDLIKE), st.text(alphabet=_CHARS, max_size=3)), max_size=30).map(
     "".join
 )
-terms_lists = st.lists(st.one_of(st.sampled_from(WORDLIKE), words), min_size=1, max_size=5)
+# Query tokens as ground gets them (the analysed words of a query), and now and then raw words no analysis
+# gives (a token is looked for as it is).
+terms_lists = st.one_of(
+    st.lists(st.one_of(st.sampled_from(WORDLIKE), words), min_size=1, max_size=5).map(
+        lambda ws: query_terms(" ".join(ws))
+    ),
+    st.lists(st.one_of(st.sampled_from(WORDLIKE), words), min_size=1, max_size=5),
+)
 EXAMPLES = settings(max_examples=300, deadline=None)
 
 
 # -- the plain versions ------------------------------------------------------------------------------
-def _plain_stem(term: str) -> str:
-    for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= 4:
-            return term[: -len(suffix)]
-    return term
+def _term_of(terms: list[str]) -> dict[str, int]:
+    """Each token's term (terms deduplicated, as the finder keeps them): the first that has it."""
+    index: dict[str, int] = {}
+    for j, term in enumerate(dict.fromkeys(t for t in terms if t)):
+        for token in term.split():
+            index.setdefault(token, j)
+    return index
 
 
-def _plain_pattern(terms: list[str]) -> re.Pattern[str]:
-    order = sorted(range(len(terms)), key=lambda i: -len(stem(terms[i])))
-    alternatives = "|".join(f"(?P<t{i}>{re.escape(stem(terms[i]))})" for i in order)
-    return re.compile(r"(?<!\w)(?:" + alternatives + ")")
-
-
-def _plain_positions(lowered: str, terms: list[str]) -> list[tuple[int, int]]:
-    pattern = _plain_pattern(terms)
-    return [(m.start(), int(str(m.lastgroup)[1:])) for m in pattern.finditer(lowered)]
+def _plain_positions(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """Where each token the analyser gives ``text`` starts, if it is a query term's (and whose)."""
+    index = _term_of(terms)
+    return [
+        (t.char_offset_from, index[t.text]) for t in analyzer().pre_tokenize(text).tokens if t.text in index
+    ]
 
 
 def _plain_best_start(hits: list[tuple[int, int]], width: int) -> int:
@@ -85,41 +91,15 @@ def _plain_without_leading_headings(text: str) -> str:
     return rest if rest.strip() else text
 
 
-def _plain_word_start(haystack: str, term_stem: str, start: int) -> int:
-    whole = len(term_stem) < 3
-    at = haystack.find(term_stem, start)
-    while at >= 0:
-        end = at + len(term_stem)
-        word_before = at > 0 and (haystack[at - 1].isalnum() or haystack[at - 1] == "_")
-        word_after = end < len(haystack) and (haystack[end].isalnum() or haystack[end] == "_")
-        if not word_before and not (whole and word_after):
-            return at
-        at = haystack.find(term_stem, at + 1)
-    return -1
-
-
-def _plain_found_in_rows(stems: list[str], rows: list[dict[str, Any]]) -> list[tuple[bool, ...]]:
-    """One sweep per stem over every row's haystack lower-cased together, as the gate first did."""
-    parts = ["\n".join((r.get("text") or "", " ".join(r.get("heading_path") or []), r["path"])) for r in rows]
-    joined = "\0".join(parts)
-    lowered = joined.lower()
-    if len(lowered) != len(joined):
-        parts = [part.lower() for part in parts]
-        lowered = "\0".join(parts)
-    starts: list[int] = []
-    offset = 0
-    for part in parts:
-        starts.append(offset)
-        offset += len(part) + 1
-    hits = [[False] * len(stems) for _ in parts]
-    for j, term_stem in enumerate(stems):
-        at = _plain_word_start(lowered, term_stem, 0)
-        while at >= 0:
-            row = bisect.bisect_right(starts, at) - 1
-            hits[row][j] = True
-            after = row + 1
-            at = _plain_word_start(lowered, term_stem, starts[after]) if after < len(starts) else -1
-    return [tuple(h) for h in hits]
+def _plain_found_in_rows(terms: list[str], rows: list[dict[str, Any]]) -> list[tuple[bool, ...]]:
+    """Each row's text, breadcrumb and path analysed whole: which terms it holds a token of."""
+    index = _term_of(terms)
+    found = []
+    for r in rows:
+        haystack = "\n".join((r.get("text") or "", " ".join(r.get("heading_path") or []), r["path"]))
+        held = {index.get(token) for token in analyze(haystack)}
+        found.append(tuple(j in held for j in range(len(terms))))
+    return found
 
 
 def _plain_tied_ranks(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
@@ -142,27 +122,24 @@ def _plain_tied_ranks(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 # -- the fast paths agree ----------------------------------------------------------------------------
 @EXAMPLES
-@given(st.text(alphabet="abcdegilnorsty", max_size=14))
-def test_stem_matches_the_suffix_walk(term: str) -> None:
-    assert stem(term) == _plain_stem(term)
-
-
-@EXAMPLES
 @given(texts, terms_lists)
-def test_term_finder_finds_what_the_regex_found(text: str, terms: list[str]) -> None:
-    lowered = text.lower()
-    assert TermFinder(terms).positions(lowered) == _plain_positions(lowered, terms)
+def test_term_finder_finds_what_the_analyser_finds(text: str, terms: list[str]) -> None:
+    assert TermFinder(terms).positions(text) == _plain_positions(text, terms)
 
 
-def test_term_finder_on_prefixes_repeats_and_odd_stems() -> None:
-    lowered = "configs configuring config-b b_b gob go go- a-b a-bc ab-c"
+def test_term_finder_on_inflections_repeats_and_odd_words() -> None:
+    text = "Configs configuring config-b b_b gob go go- a-b a-bc ab-c dying DIES die"
     for terms in (
-        ["configs", "configuring", "config"],  # one stem a prefix of another
-        ["tests", "tested", "test"],  # three terms, one stem
-        ["go", "gob", "b"],
-        ["a-b", "b-c", "a-bc"],  # not word characters: the regex's no-overlap rule applies
+        ["configs", "configuring", "config"],  # raw words: only "config" is a token ("configs" -> config)
+        query_terms("configs configuring config"),
+        query_terms("tests tested test"),  # three words, one token
+        query_terms("go gob b"),
+        query_terms("a-b b-c a-bc"),
+        query_terms("died"),  # "dying" starts with "dy", not with "di"
     ):
-        assert TermFinder(terms).positions(lowered) == _plain_positions(lowered, terms)
+        assert TermFinder(terms).positions(text) == _plain_positions(text, terms)
+    dying = text.index("dying")
+    assert TermFinder(query_terms("died")).positions(text) == [(dying, 0), (dying + 6, 0), (dying + 11, 0)]
 
 
 @EXAMPLES
@@ -199,7 +176,7 @@ def test_snippets_match_the_regex_placed_ones(text: str, terms: list[str], width
     flat = " ".join(_plain_without_leading_headings(text).split())
     expected = flat
     if len(flat) > width:
-        hits = _plain_positions(flat.lower(), terms) if terms else []
+        hits = _plain_positions(flat, terms) if terms else []
         expected = window(flat, _plain_best_start(hits, width) if hits else 0, width)
     assert make_snippet(text, terms, width) == expected
     assert make_snippet(text, terms, width, TermFinder(terms)) == expected
@@ -215,12 +192,12 @@ def test_snippets_match_the_regex_placed_ones(text: str, terms: list[str], width
     ),
     terms_lists,
 )
-def test_gate_holds_what_the_joined_sweep_held(rows: list[dict[str, Any]], terms: list[str]) -> None:
+def test_gate_holds_what_the_analyser_gives(rows: list[dict[str, Any]], terms: list[str]) -> None:
     matcher = TermMatcher(terms)
     found = matcher.found_in_rows(rows)
-    assert found == _plain_found_in_rows(matcher.stems, rows)
+    assert found == _plain_found_in_rows(matcher.terms, rows)
     _, counts = matcher.masks(rows)
-    assert counts == [sum(1 for row in found if row[j]) for j in range(len(matcher.stems))]
+    assert counts == [sum(1 for row in found if row[j]) for j in range(len(matcher.terms))]
     assert found == [matcher.found([r["text"] or "", " ".join(r["heading_path"]), r["path"]]) for r in rows]
 
 

@@ -17,13 +17,13 @@ import pytest
 from mcp_world import McpClient, make_repo, module_sandbox, write
 from test_ground_hybrid import SETTINGS
 
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.protocol.schemas import GROUND_RESULT
 from hallouminate.search.fusion import best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import TermMatcher, chunk_coverage, lexical_votes
-from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 
@@ -49,23 +49,24 @@ TWIN = "# Harbour crane\n\nThe harbour crane lifts shipping containers of up to 
 
 
 # -- the literal signal (pure) ---------------------------------------------------------------------------
-def test_coverage_counts_distinct_stems_at_word_starts() -> None:
+def test_coverage_counts_distinct_tokens_as_bm25_reads_them() -> None:
     matcher = TermMatcher(query_terms("Configuring backups: backup retention"))
-    # "configuring" -> "configur", "backups"/"backup" -> one stem, "retention": three distinct stems.
-    assert matcher.stems == ["configur", "backup", "retention"]
+    # "configuring" -> "configur", "backups"/"backup" -> one token, "retention": three distinct tokens.
+    assert matcher.terms == ["configur", "backup", "retent"]
     assert matcher.coverage(["We configured nightly backups."]) == pytest.approx(2 / 3)
-    assert matcher.coverage(["reconfigured", "a backup"]) == pytest.approx(1 / 3)  # not at a word start
+    assert matcher.coverage(["reconfigured", "a backup"]) == pytest.approx(1 / 3)  # "reconfigur" is another
     assert matcher.coverage(["", "Retention", "ops/configuration-backups.md"]) == 1.0
 
 
-def test_short_stems_match_whole_words_only() -> None:
+def test_words_are_whole_tokens_not_prefixes() -> None:
     matcher = TermMatcher(query_terms("pg-core-b go"))
-    assert matcher.stems == ["pg", "core", "b", "go"]
-    assert matcher.coverage(["pgbouncer core backup going"]) == pytest.approx(1 / 4)
+    assert matcher.terms == ["pg", "core", "b", "go"]
+    # "pgbouncer" holds neither "pg" nor "b", "backup" not "b"; "going" is "go", as BM25 reads it.
+    assert matcher.coverage(["pgbouncer core backup going"]) == pytest.approx(2 / 4)
     assert matcher.coverage(["pg-core-b: go"]) == 1.0
 
 
-def test_coverage_is_the_share_of_distinct_stems_found() -> None:
+def test_coverage_is_the_share_of_distinct_terms_found() -> None:
     matcher = TermMatcher(query_terms("alpha bravo charlie delta"))
     for text, share in [("alpha", 0.25), ("alpha bravo", 0.5), ("delta charlie bravo", 0.75), ("", 0.0)]:
         assert matcher.coverage([text]) == share
@@ -79,10 +80,11 @@ def test_only_rows_holding_half_the_query_vote() -> None:
         {"id": "c", "text": "nothing", "heading_path": [], "path": "alpha/charlie.md", "score": 1.0},
     ]
     # a: one word of three; b: one in its text, one in its breadcrumb; c: two in its path.
-    assert [r["id"] for r in lexical_votes(["alpha", "bravo", "charlie"], rows)] == ["b", "c"]
+    # (The gate takes the query's terms: "charlie" is "charli".)
+    assert [r["id"] for r in lexical_votes(query_terms("alpha bravo charlie"), rows)] == ["b", "c"]
     # Every row holds "alpha", so it tells them apart no better than a stop word: "bravo" carries the query,
     # and a and c, holding only "alpha", no longer make half of it (ADR 0016; before, all three voted).
-    assert [r["id"] for r in lexical_votes(["alpha", "bravo"], rows)] == ["b"]
+    assert [r["id"] for r in lexical_votes(query_terms("alpha bravo"), rows)] == ["b"]
     assert lexical_votes([], rows) == []
 
 

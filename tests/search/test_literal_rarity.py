@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from test_ground_hybrid import SETTINGS, run_ground
 
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.search.assembly import FileEntry, rank_files
 from hallouminate.search.ground import assemble
 from hallouminate.search.literal import MIN_COVERAGE, LiteralEvidence, TermMatcher, rarity_weights
-from hallouminate.search.terms import query_terms
 from hallouminate.storage import Store
 
 
@@ -109,7 +109,7 @@ def test_a_row_outside_the_candidates_is_measured_on_demand() -> None:
 
 def test_rows_are_scanned_together_as_each_alone() -> None:
     matcher = TermMatcher(query_terms("pg core b configuring configs"))
-    assert matcher.stems == ["pg", "core", "b", "configur", "config"]
+    assert matcher.terms == ["pg", "core", "b", "configur", "config"]
     rows = [
         _row("1", "pg-core-b", "a.md"),
         _row("2", "configs: pgbouncer", "b.md", ["Core"]),
@@ -117,16 +117,32 @@ def test_rows_are_scanned_together_as_each_alone() -> None:
         _row("4", "", "configuring/b.md"),
         _row("5", "reconfigured xpg", "d.md"),
     ]
+    # Words are tokens, as BM25 reads them: "configuration" is "configur" and not "config", "pgbouncer"
+    # is neither "pg" nor "b" (a prefix matched both before ADR 0019).
     assert matcher.found_in_rows(rows) == [
         (True, True, True, False, False),
         (False, True, True, False, True),
-        (False, False, False, True, True),
-        (False, False, True, True, True),
+        (False, False, False, True, False),
+        (False, False, True, True, False),
         (False, False, False, False, False),
     ]
     assert matcher.found_in_rows(rows) == [
         matcher.found([r["text"], " ".join(r["heading_path"]), r["path"]]) for r in rows
     ]
+
+
+def test_the_gate_reads_words_as_bm25_does() -> None:
+    # Issue 13: BM25 matched "running jobs" in "how to run the job", while the gate looked for "runn" and
+    # "jobs", found neither, and the true hit lost its vote. Both read words with one analyser now.
+    terms = query_terms("running jobs")
+    hit = _row("j", "How to run the job again after a failure.", "ops/rerun.md")
+    other = _row("o", "Nightly backups finish before six.", "ops/backups.md")
+    evidence = LiteralEvidence(terms, [hit, other])
+    assert evidence.coverage(hit) == 1.0 and evidence.coverage(other) == 0.0
+    assert [row["id"] for row in evidence.votes([hit, other])] == ["j"]
+    # "set this up" also holds where the page writes "setup".
+    setup = _row("s", "Keep the troubleshooting page at hand for the first setup.", "guides/start.md")
+    assert LiteralEvidence(query_terms("first steps to set this up"), [setup]).coverage(setup) > MIN_COVERAGE
 
 
 # -- ties and weights in the fusion (pure) ---------------------------------------------------------------

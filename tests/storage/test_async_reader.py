@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_store_lancedb import DIM, _rows, _vec
 
+from hallouminate.analysis import query_terms
 from hallouminate.storage import Store, sql
 from hallouminate.storage.reader import AsyncReader
 from hallouminate.storage.schema import TABLE
@@ -39,12 +40,12 @@ async def test_reader_follows_the_writer_commit_by_commit(tmp_path: Path) -> Non
 
     store.replace_files("c", {"a.md": _rows("a.md", ["alpha bravo", "charlie delta"])})
     assert await reader.count_rows("c") == 2
-    hits = await reader.fts_search(["charlie"], ["c"], 10)
+    hits = await reader.fts_search(query_terms("charlie"), ["c"], 10)
     assert [h["path"] for h in hits] == ["a.md"] and "charlie" in hits[0]["text"]
 
     store.replace_files("c", {"a.md": _rows("a.md", ["echo foxtrot"], seed=5)})
     assert await reader.count_rows("c") == 1
-    assert await reader.fts_search(["charlie"], ["c"], 10) == []
+    assert await reader.fts_search(query_terms("charlie"), ["c"], 10) == []
     nearest = await reader.vector_search(_vec(5), ["c"], 5)
     assert nearest[0]["text"] == "echo foxtrot" and abs(nearest[0]["score"] - 1.0) < 1e-5
 
@@ -94,7 +95,7 @@ async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_ca
     store.replace_files("other", {"x.md": _rows("x.md", ["rollback migration elsewhere"])})
 
     async def search(reader: AsyncReader) -> tuple[list[tuple[str, float]], list[tuple[str, int, int]]]:
-        hits = await reader.fts_search(["rollback", "migration"], ["c"], 20)
+        hits = await reader.fts_search(query_terms("rollback migration"), ["c"], 20)
         scan = await reader.phrase_rows(["c"], "(?i)rollback", 100)
         return (
             [(h["id"], round(h["score"], 5)) for h in hits],
@@ -106,7 +107,7 @@ async def test_bm25_hits_and_phrase_scans_agree_in_memory_and_past_the_memory_ca
     assert in_memory == past_the_cap
     assert len(in_memory[0]) == 12 and len(in_memory[1]) == 8
     # The BM25 index's own ranking, best first: the rows hold exactly its hits, with its scores.
-    ranking = store.lexical.search(["rollback", "migration"], ["c"], 20)
+    ranking = store.lexical.search(query_terms("rollback migration"), ["c"], 20)
     assert in_memory[0] == [(row_id, round(score, 5)) for row_id, score in ranking]
 
 
@@ -130,7 +131,7 @@ async def test_a_load_overtaken_by_a_commit_is_never_served_after_it(tmp_path: P
     await early
     after = await reader.phrase_rows(["c"], "(?i)fresh words", 10)
     assert [row["path"] for row in after.rows] == ["p7.md"]
-    assert [row["path"] for row in (await reader.fts_search(["fresh"], ["c"], 5))] == ["p7.md"]
+    assert [row["path"] for row in (await reader.fts_search(query_terms("fresh"), ["c"], 5))] == ["p7.md"]
 
 
 async def test_a_large_corpus_is_scored_off_the_loop_with_the_same_result(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
-"""The in-memory BM25 index: LanceDB's English analysis, corpus scoping that never scores, exact upkeep."""
+"""The in-memory BM25 index: the one analyser (ADR 0019), corpus scoping that never scores, exact upkeep."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
+from hallouminate.analysis import query_terms
 from hallouminate.storage.lexical import LexicalIndex
 
 
@@ -18,22 +19,37 @@ def rows(corpus: str, path: str, *texts: str) -> pa.Table:
     )
 
 
-def ids(index: LexicalIndex, terms: list[str], corpora: list[str], limit: int = 10) -> list[str]:
-    return [row_id for row_id, _ in index.search(terms, corpora, limit)]
+def ids(index: LexicalIndex, query: str, corpora: list[str], limit: int = 10) -> list[str]:
+    """The hits for ``query``'s tokens, as ``ground`` asks."""
+    return [row_id for row_id, _ in index.search(query_terms(query), corpora, limit)]
 
 
 def test_words_match_by_stem_case_and_accents() -> None:
     index = LexicalIndex()
     index.add(rows("c", "a.md", "Configured the Café retries", "nothing relevant here"))
-    assert ids(index, ["configuring"], ["c"]) == ["c|a.md|0"]
-    assert ids(index, ["cafe"], ["c"]) == ["c|a.md|0"]
-    assert ids(index, ["RETRY"], ["c"]) == ["c|a.md|0"]
+    assert ids(index, "configuring", ["c"]) == ["c|a.md|0"]
+    assert ids(index, "cafe", ["c"]) == ["c|a.md|0"]
+    assert ids(index, "RETRY", ["c"]) == ["c|a.md|0"]
 
 
-def test_a_query_of_stop_words_finds_nothing() -> None:
+def test_the_index_reads_text_with_the_one_analyser() -> None:
+    # Issue 13: "running jobs" matched "how to run the job" here, and the gate then looked for other words.
     index = LexicalIndex()
-    index.add(rows("c", "a.md", "the and of it"))
-    assert index.search(["the", "of"], ["c"], 10) == []
+    index.add(rows("c", "a.md", "how to run the job", "my_job_id"))
+    assert ids(index, "running jobs", ["c"]) == ["c|a.md|0", "c|a.md|1"]  # "_" splits words too
+    # Tokens are looked up as given, not analysed again: the stem "configur" is found, "configuring" is not.
+    index.add(rows("c", "b.md", "configuring"))
+    assert ids(index, "configuring", ["c"]) == ["c|b.md|0"]
+    assert index.search(["configur"], ["c"], 10) and not index.search(["configuring"], ["c"], 10)
+
+
+def test_stop_words_are_not_indexed() -> None:
+    index = LexicalIndex()
+    index.add(rows("c", "a.md", "how do I get there", "the and of it"))
+    assert query_terms("how do I") == []
+    # Our stop words, not only Lucene's 33 ("how", "do" and "i" are not among those).
+    assert index.search(["how", "do", "i", "the", "of"], ["c"], 10) == []
+    assert ids(index, "get", ["c"]) == ["c|a.md|0"]
 
 
 def test_the_corpus_scope_filters_without_adding_to_any_score() -> None:
@@ -52,10 +68,10 @@ def test_replacing_a_file_drops_its_old_chunks_and_only_its_own() -> None:
     index.add(rows("c", "a.md", "alpha", "alpha bravo"))
     index.add(rows("c", "b.md", "alpha"))
     index.replace_files("c", ["a.md"], rows("c", "a.md", "charlie"))
-    assert ids(index, ["alpha"], ["c"]) == ["c|b.md|0"]
-    assert ids(index, ["charlie"], ["c"]) == ["c|a.md|0"]
+    assert ids(index, "alpha", ["c"]) == ["c|b.md|0"]
+    assert ids(index, "charlie", ["c"]) == ["c|a.md|0"]
     index.replace_files("c", ["b.md"], None)
-    assert ids(index, ["alpha"], ["c"]) == []
+    assert ids(index, "alpha", ["c"]) == []
 
 
 def test_paths_that_look_alike_are_different_files() -> None:
@@ -64,7 +80,7 @@ def test_paths_that_look_alike_are_different_files() -> None:
     index.add(rows("c", "a", "delta"))
     index.add(rows("c a", "md", "delta"))
     index.replace_files("c", ['a "b".md'], None)
-    assert sorted(ids(index, ["delta"], ["c", "c a"])) == ["c a|md|0", "c|a|0"]
+    assert sorted(ids(index, "delta", ["c", "c a"])) == ["c a|md|0", "c|a|0"]
 
 
 def test_deleting_a_corpus_leaves_the_others() -> None:
@@ -72,11 +88,11 @@ def test_deleting_a_corpus_leaves_the_others() -> None:
     index.add(rows("one", "a.md", "echo"))
     index.add(rows("two", "a.md", "echo"))
     index.delete_corpus("one")
-    assert ids(index, ["echo"], ["one", "two"]) == ["two|a.md|0"]
+    assert ids(index, "echo", ["one", "two"]) == ["two|a.md|0"]
     assert index.num_docs() == 1
 
 
 def test_limit_keeps_the_best() -> None:
     index = LexicalIndex()
     index.add(rows("c", "a.md", "foxtrot", "foxtrot foxtrot foxtrot golf", "golf"))
-    assert ids(index, ["foxtrot"], ["c"], limit=1) == ["c|a.md|1"]
+    assert ids(index, "foxtrot", ["c"], limit=1) == ["c|a.md|1"]

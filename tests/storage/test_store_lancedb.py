@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from hallouminate.analysis import query_terms
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 
@@ -79,12 +80,12 @@ async def test_bm25_and_vector_search_respect_the_corpus_filter(store: Store, in
     store.replace_files("one", {"x.md": _rows("x.md", ["the rollback of migrations"], seed=1)})
     store.replace_files("two", {"y.md": _rows("y.md", ["rolling back a migration safely"], seed=2)})
     reader = AsyncReader(store, in_memory_rows=in_memory_rows)
-    hits = await reader.fts_search(["migration", "rollback"], ["one", "two"], 10)
+    hits = await reader.fts_search(query_terms("migration rollback"), ["one", "two"], 10)
     assert {h["corpus"] for h in hits} == {"one", "two"}
     assert all(h["score"] > 0 for h in hits)
-    only_two = await reader.fts_search(["migration"], ["two"], 10)
+    only_two = await reader.fts_search(query_terms("migration"), ["two"], 10)
     assert [(h["corpus"], h["path"]) for h in only_two] == [("two", "y.md")]
-    assert await reader.fts_search(["migration"], [], 10) == []
+    assert await reader.fts_search(query_terms("migration"), [], 10) == []
 
     nearest = await reader.vector_search(_vec(2), ["one", "two"], 10)
     assert nearest[0]["path"] == "y.md"
@@ -102,7 +103,9 @@ async def test_names_with_quotes_are_quoted_safely(store: Store) -> None:
     store.replace_files(corpus, {path: _rows(path, ["keyword here too", "more"])})
     assert set(store.file_states(corpus)) == {path}
     for reader in (AsyncReader(store), AsyncReader(store, in_memory_rows=0)):
-        assert {h["corpus"] for h in await reader.fts_search(["keyword"], [corpus], 10)} == {corpus}
+        assert {h["corpus"] for h in await reader.fts_search(query_terms("keyword"), [corpus], 10)} == {
+            corpus
+        }
         assert {h["corpus"] for h in await reader.vector_search(_vec(0), [corpus], 10)} == {corpus}
     store.replace_files(corpus, {path: _rows(path, ["replaced"])})
     assert _texts(store, corpus, path) == ["replaced"]
@@ -127,7 +130,9 @@ def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> Non
     first.replace_files("c", {"a.md": _rows("a.md", ["persisted"])})
     again = Store(tmp_path / "db", DIM)
     assert _texts(again, "c", "a.md") == ["persisted"]
-    assert again.lexical.search(["persisted"], ["c"], 5)  # the BM25 index is rebuilt from the table
+    assert again.lexical.search(
+        query_terms("persisted"), ["c"], 5
+    )  # the BM25 index is rebuilt from the table
     rebuilt = Store(tmp_path / "db", DIM * 2)
     assert rebuilt.count_rows() == 0
 
@@ -136,9 +141,9 @@ async def test_optimize_keeps_results(store: Store) -> None:
     for i in range(5):
         store.replace_files("c", {f"f{i}.md": _rows(f"f{i}.md", [f"document number {i} about caching"])})
     reader = AsyncReader(store)
-    before = await reader.fts_search(["caching"], ["c"], 10)
+    before = await reader.fts_search(query_terms("caching"), ["c"], 10)
     store.optimize()
-    assert len(before) == 5 and await reader.fts_search(["caching"], ["c"], 10) == before
+    assert len(before) == 5 and await reader.fts_search(query_terms("caching"), ["c"], 10) == before
 
 
 def test_readers_never_see_a_half_replaced_file(store: Store) -> None:

@@ -3,7 +3,7 @@
 The daemon calls these from worker threads (they block on the filesystem). Every path a caller passes goes
 through ``hallouminate.sandbox`` first; every listing comes from ``walk_corpus``, so ``list_files``,
 ``list_tree``, ``read_markdown``, ``backlinks`` and the indexer agree on what a corpus holds. Results are
-plain dicts (JSON-ready); caller mistakes raise ``InvalidParams``.
+plain dicts (JSON-ready); caller mistakes raise a ``CallerError`` (``NotFound``, ``UnsafePath``, ...).
 """
 
 from __future__ import annotations

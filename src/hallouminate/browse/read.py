@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import BadEncoding, UnsafePath
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
 from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.protocol.results import ReadMarkdownResult
@@ -48,7 +48,7 @@ def read_markdown(
             "bytes": len(data),
         }
     if refusal is not None:
-        raise InvalidParams(
+        raise UnsafePath(
             f"{path!r} exists but is not a file of corpus {spec.name!r}: {refusal}",
             {"corpus": spec.name, "path": path, "reason": refusal},
         )
@@ -59,7 +59,7 @@ def _decode(data: bytes, path: str, line_numbers: bool) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidParams(
+        raise BadEncoding(
             f"{path!r} is not UTF-8 text (invalid byte at offset {exc.start})",
             {"path": path, "offset": exc.start},
         ) from None

@@ -24,7 +24,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import CallerError
 from hallouminate.indexing.walker import corpus_files
 from hallouminate.protocol.results import BacklinksResult
 from hallouminate.sandbox import check_leaf, check_relative_path, read_file, resolve_inside
@@ -129,7 +129,7 @@ def _read_text(root: Path, rel: str) -> str | None:
     try:
         # Through the sandbox: the walk saw a regular file; a link put on its way since is not followed.
         data, _ = read_file(root, rel, max_bytes=SCAN_MAX_BYTES)
-    except (InvalidParams, OSError):
+    except (CallerError, OSError):
         return None
     return data.decode("utf-8", errors="replace")
 

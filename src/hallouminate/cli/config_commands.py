@@ -57,6 +57,7 @@ def config_init(force: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def config_show(fmt: str) -> None:
     """Print the effective configuration for the current directory and the files it came from."""
+    from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.config import describe_effective, resolve
     from hallouminate.errors import HallouminateError
 
@@ -64,7 +65,7 @@ def config_show(fmt: str) -> None:
         cwd = _cwd()
         described = describe_effective(resolve(cwd))
     except HallouminateError as exc:
-        raise click.ClickException(exc.message) from None
+        raise CliFailure(exc) from None
     shown: ShownConfig = {"cwd": str(cwd), **described}
     if fmt == "json":
         click.echo(json.dumps(shown, indent=2))

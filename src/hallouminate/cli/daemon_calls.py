@@ -18,12 +18,15 @@ if TYPE_CHECKING:
 
 
 class CliFailure(click.ClickException):
-    """An error from the daemon, printed plainly; exit 2 for caller mistakes, 1 for faults."""
+    """One of our errors, printed plainly; the exit code is its family's (2 caller mistake, 1 fault)."""
 
     def __init__(self, error: HallouminateError) -> None:
         super().__init__(error.message)
-        # click declares exit_code a class variable: this instance's own value shadows it.
-        vars(self)["exit_code"] = 2 if error.kind == "invalid_params" else 1
+        self.error = error
+
+    @property  # click reads ``exit_code`` from the instance; its class default is 1
+    def exit_code(self) -> int:  # type: ignore[override]
+        return self.error.family.exit_code
 
 
 def call_daemon(

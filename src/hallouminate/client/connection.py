@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate import xdg
-from hallouminate.errors import HallouminateError, Retryable, from_kind
+from hallouminate.errors import HallouminateError, Unavailable, from_wire
 from hallouminate.protocol import decode_body, encode_frame, read_frame, request_message
 from hallouminate.protocol.results import ProgressEvent
 
 
-class DaemonUnavailable(Retryable):
+class DaemonUnavailable(Unavailable):
     """No daemon answers on the socket (or it went away mid-request)."""
 
 
@@ -24,9 +24,7 @@ def unavailable(socket: Path, problem: str) -> DaemonUnavailable:
     the socket and the daemon's log, where a user looks next (docs/mcp.md promises both)."""
     log = xdg.log_file()
     where = f"daemon log {log}" if str(socket) in problem else f"socket {socket}; daemon log {log}"
-    return DaemonUnavailable(
-        f"{problem} ({where})", {"retryable": True, "socket": str(socket), "log": str(log)}
-    )
+    return DaemonUnavailable(f"{problem} ({where})", {"socket": str(socket), "log": str(log)})
 
 
 def _lost(socket: Path, how: str) -> DaemonUnavailable:
@@ -98,12 +96,8 @@ class DaemonConnection:
             self._progress.pop(rid, None)
         if answer.get("ok"):
             return answer.get("result")
-        error = answer.get("error") or {}
-        raise from_kind(
-            str(error.get("kind", "internal")),
-            str(error.get("message", "the daemon reported an error without a message")),
-            error.get("data") if isinstance(error.get("data"), dict) else None,
-        )
+        error = answer.get("error")
+        raise from_wire(error if isinstance(error, dict) else {})
 
     async def _read_loop(self) -> None:
         error: HallouminateError = _lost(self.path, "it closed the connection")

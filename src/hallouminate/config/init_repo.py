@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from hallouminate.config import defaults
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import Conflict, InvalidArgument
 
 INDEX_START = "<!-- HALLOUMINATE:INDEX-START -->"
 INDEX_END = "<!-- HALLOUMINATE:INDEX-END -->"
@@ -19,10 +19,10 @@ def init_repo(root: Path, name: str) -> list[Path]:
     """
     _check_name(name)
     if not root.is_dir():
-        raise InvalidParams(f"{root} is not a directory", {"path": str(root)})
+        raise InvalidArgument(f"{root} is not a directory", {"path": str(root)})
     config = root / defaults.REPO_CONFIG
     if config.exists():
-        raise InvalidParams(
+        raise Conflict(
             f"{config} already exists: this is already a hallouminate repository", {"path": str(config)}
         )
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -32,7 +32,7 @@ def init_repo(root: Path, name: str) -> list[Path]:
         with config.open("x", encoding="utf-8") as f:
             f.write(_config_text(name))
     except FileExistsError as exc:
-        raise InvalidParams(f"{config} already exists", {"path": str(config)}) from exc
+        raise Conflict(f"{config} already exists", {"path": str(config)}) from exc
     written.append(config)
     index = root / defaults.WIKI_DIR / "index.md"
     index.parent.mkdir(parents=True, exist_ok=True)
@@ -47,14 +47,14 @@ def init_repo(root: Path, name: str) -> list[Path]:
 
 def _check_name(name: str) -> None:
     if not name:
-        raise InvalidParams("the repository name must not be empty", {"name": name})
+        raise InvalidArgument("the repository name must not be empty", {"name": name})
     if ":" in name:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"the repository name {name!r} contains ':', which separates the parts of repo:NAME:wiki",
             {"name": name},
         )
     if any(c.isspace() or not c.isprintable() for c in name):
-        raise InvalidParams(
+        raise InvalidArgument(
             f"the repository name {name!r} must not contain whitespace or control characters", {"name": name}
         )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hallouminate.config import defaults
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
 # Tables holding single values, with the type check of each key.
@@ -72,23 +72,21 @@ def read_layer(file: Path, root: Path | None) -> Layer:
     try:
         raw = file.read_bytes()
     except OSError as exc:
-        raise InvalidParams(
-            f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}
-        ) from exc
+        raise ConfigError(f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}) from exc
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise InvalidParams(f"{file}: config is not valid UTF-8", {"file": str(file)}) from exc
+        raise ConfigError(f"{file}: config is not valid UTF-8", {"file": str(file)}) from exc
     except tomllib.TOMLDecodeError as exc:
         line = _line_of(exc)
         where = f" line {line}" if line else ""
-        raise InvalidParams(
+        raise ConfigError(
             f"{file}:{where}: malformed TOML: {exc}", {"file": str(file), "line": line}
         ) from exc
     return _Parser(file, root).layer(doc)
 
 
-def check_layer(file: Path, root: Path | None) -> tuple[Layer | None, list[InvalidParams]]:
+def check_layer(file: Path, root: Path | None) -> tuple[Layer | None, list[ConfigError]]:
     """Like ``read_layer`` but collecting every problem instead of stopping at the first one.
 
     The layer is None when the file cannot be read or parsed at all; otherwise it holds what was valid.
@@ -99,7 +97,7 @@ def check_layer(file: Path, root: Path | None) -> tuple[Layer | None, list[Inval
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         try:
             read_layer(file, root)
-        except InvalidParams as exc:
+        except ConfigError as exc:
             return None, [exc]
         raise  # pragma: no cover - read_layer fails on exactly these inputs
     parser = _Parser(file, root, collect=True)
@@ -122,9 +120,9 @@ class _Parser:
         self.root = root
         # Validation (`config validate`) wants every problem; loading stops at the first.
         self.collect = collect
-        self.problems: list[InvalidParams] = []
+        self.problems: list[ConfigError] = []
 
-    def report(self, error: InvalidParams) -> None:
+    def report(self, error: ConfigError) -> None:
         if not self.collect:
             raise error
         self.problems.append(error)
@@ -133,15 +131,15 @@ class _Parser:
         """``fn(*args)``, or None with the problem recorded when collecting."""
         try:
             return fn(*args)
-        except InvalidParams as exc:
+        except ConfigError as exc:
             self.report(exc)
             return None
 
     # -- errors --------------------------------------------------------------------------------------
-    def fail(self, where: str, problem: str) -> InvalidParams:
-        return InvalidParams(f"{self.file}: {where} {problem}", {"file": str(self.file), "key": where})
+    def fail(self, where: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.file}: {where} {problem}", {"file": str(self.file), "key": where})
 
-    def unknown(self, where: str, key: str, known: list[str]) -> InvalidParams:
+    def unknown(self, where: str, key: str, known: list[str]) -> ConfigError:
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(known))})"
         return self.fail(f"{where}{key}" if where else key, f"is not a known key{hint}")

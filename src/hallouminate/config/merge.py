@@ -14,7 +14,7 @@ from hallouminate import xdg
 from hallouminate.config import defaults
 from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar, scalar
 from hallouminate.config.types import CorpusSpec, Resolved, Settings
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
 # Setting key (table.key, as written in a file) -> the `Settings` field it sets.
@@ -54,7 +54,7 @@ def merge(
     for layer in discovered:
         try:
             lists.try_add(layer)
-        except InvalidParams as exc:
+        except ConfigError as exc:
             notes.append(f"skipped the discovered repository config {layer.file}: {exc.message}")
     repositories = {name: repo for name, (repo, _) in lists.repositories.items()}
     repo_name = _repository_for(cwd, repositories) if cwd is not None else None
@@ -100,7 +100,7 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
             if key in seen and seen[key][0] != value:
                 old_value, old_file = seen[key]
                 section, name = key.split(".", 1)
-                raise InvalidParams(
+                raise ConfigError(
                     f"[{section}] {name} is set to {_show(old_value)} in {old_file} and to {_show(value)} in "
                     f"{layer.file}; set it in one file only",
                     {
@@ -136,7 +136,7 @@ class _Lists:
         corpora, repositories, files = dict(self.corpora), dict(self.repositories), set(self.files)
         try:
             self.add(layer)
-        except InvalidParams:
+        except ConfigError:
             self.corpora, self.repositories, self.files = corpora, repositories, files
             raise
 
@@ -147,7 +147,7 @@ class _Lists:
         for repo in layer.repositories:
             prior_repo = self.repositories.get(repo.name)
             if prior_repo is not None and prior_repo[0] != repo:
-                raise InvalidParams(
+                raise ConfigError(
                     f"repository {repo.name!r} is defined twice, differently: in {prior_repo[1]} and in "
                     f"{layer.file}",
                     {"repository": repo.name, "files": [str(prior_repo[1]), str(layer.file)]},
@@ -162,7 +162,7 @@ class _Lists:
             self.corpora[spec.name] = _Origin(spec, file)
         elif prior.spec != spec:
             # An identical repeat (a repo registered in the baseline and in its own layer) is harmless.
-            raise InvalidParams(
+            raise ConfigError(
                 f"corpus {spec.name!r} is defined twice, differently: in {prior.file} and in {file}",
                 {"corpus": spec.name, "files": [str(prior.file), str(file)]},
             )

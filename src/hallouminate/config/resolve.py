@@ -13,7 +13,7 @@ from hallouminate.config.discover import ScanObserver, discover_repositories
 from hallouminate.config.layer import Layer, read_layer, scalar
 from hallouminate.config.merge import merge
 from hallouminate.config.types import CorpusSpec, Resolved
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import ConfigError, InvalidArgument, NotFound
 from hallouminate.gitdirs import checkout_root, git_common_dir
 
 
@@ -31,7 +31,7 @@ def resolve(cwd: Path, observer: ScanObserver | None = None) -> Resolved:
     that discovery reads).
     """
     if not cwd.is_absolute():
-        raise InvalidParams(f"cwd must be an absolute path, got {str(cwd)!r}", {"cwd": str(cwd)})
+        raise InvalidArgument(f"cwd must be an absolute path, got {str(cwd)!r}", {"cwd": str(cwd)})
     layers = _baseline_layers()
     root, checkout = _walk_up(cwd)
     if root is not None:
@@ -103,7 +103,7 @@ def _resolve_above_repositories(cwd: Path, layers: list[Layer], observer: ScanOb
     for root in roots:
         try:
             discovered.append(read_layer(root / defaults.REPO_CONFIG, root))
-        except InvalidParams as exc:
+        except ConfigError as exc:
             # One broken repository must not make every request from the parent directory fail.
             warnings.append(f"skipped the discovered repository at {root}: {exc.message}")
     if truncated:
@@ -123,9 +123,7 @@ def _exists(file: Path) -> bool:
     try:
         return file.is_file()
     except OSError as exc:  # e.g. EACCES: a config we cannot see must not be silently skipped
-        raise InvalidParams(
-            f"{file}: cannot check config: {exc.strerror or exc}", {"file": str(file)}
-        ) from exc
+        raise ConfigError(f"{file}: cannot check config: {exc.strerror or exc}", {"file": str(file)}) from exc
 
 
 def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:
@@ -135,7 +133,7 @@ def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:
         if resolved.default_corpus is not None and resolved.default_corpus in resolved.corpora:
             return resolved.corpora[resolved.default_corpus]
         listing = ", ".join(names) if names else "none are configured"
-        raise InvalidParams(
+        raise NotFound(
             f"the cwd is not inside a configured repository, so there is no default corpus: pass `corpus` "
             f"(configured corpora: {listing})",
             {"corpora": names, "closest": None},
@@ -147,7 +145,7 @@ def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:
     closest = close[0] if close else None
     hint = f"; did you mean {closest!r}?" if closest else ""
     listing = ", ".join(names) if names else "none are configured"
-    raise InvalidParams(
+    raise NotFound(
         f"unknown corpus {name!r}{hint} (configured corpora: {listing})",
         {"corpora": names, "closest": closest},
     )

@@ -11,7 +11,7 @@ from hallouminate.config.layer import check_layer
 from hallouminate.config.merge import SETTING_FIELDS, merge
 from hallouminate.config.resolve import find_repo_root, resolve
 from hallouminate.config.types import CorpusKind, Resolved
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import CallerError, ConfigError
 from hallouminate.protocol import limits
 
 
@@ -38,7 +38,7 @@ def validate_file(path: Path) -> list[str]:
     if layer is not None and not problems:
         try:
             merge([layer], None)
-        except InvalidParams as exc:
+        except ConfigError as exc:
             messages.append(exc.message)
     return messages
 
@@ -62,7 +62,7 @@ def validate_for(cwd: Path) -> tuple[list[Path], list[str]]:
     if not problems:
         try:
             resolve(cwd)  # what the files cannot show alone: a scalar set differently in both
-        except InvalidParams as exc:
+        except CallerError as exc:
             problems.append(exc.message)
     return files, problems
 

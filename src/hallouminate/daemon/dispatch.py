@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from hallouminate import testing_hooks
-from hallouminate.errors import HallouminateError, Internal, InvalidParams
+from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_response, parse_request
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
@@ -105,7 +105,7 @@ class Dispatcher:
             request = parse_request(message)
             handler = self.ops.get(request.op)
             if handler is None:
-                raise InvalidParams(
+                raise BadRequest(
                     f"unknown op {request.op!r}; this daemon knows {', '.join(sorted(self.ops))}",
                     {"op": request.op, "known": sorted(self.ops)},
                 )
@@ -118,7 +118,7 @@ class Dispatcher:
             log.exception("op %r failed", op)
             response = error_response(
                 rid,
-                Internal(f"internal error in {op!r}: {type(exc).__name__}: {exc}; details in the daemon log"),
+                Bug(f"internal error in {op!r}: {type(exc).__name__}: {exc}; details in the daemon log"),
             )
         log.debug("op %s took %.1f ms", op, (time.perf_counter() - started) * 1000)
         return response

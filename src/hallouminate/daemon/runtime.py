@@ -28,7 +28,7 @@ from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.resolving import Resolver
 from hallouminate.daemon.watcher import CorpusWatcher
-from hallouminate.errors import HallouminateError, Internal, InvalidParams
+from hallouminate.errors import Bug, CallerError, HallouminateError, NotFound
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
@@ -231,7 +231,7 @@ class Runtime:
             raise
         except Exception as exc:
             log.exception("load failed")
-            self._load_error = Internal(f"could not load the model or the store: {type(exc).__name__}: {exc}")
+            self._load_error = Bug(f"could not load the model or the store: {type(exc).__name__}: {exc}")
             raise self._load_error from exc
 
     async def _engine(self) -> tuple[Store, Embedder, Indexer]:
@@ -292,7 +292,7 @@ class Runtime:
 
         try:
             yield
-        except InvalidParams:
+        except CallerError:
             raise  # the caller's mistake (its text may even quote "os error" back): never a store fault
         except Exception as exc:
             explained = explain(self.settings.store_dir, exc)
@@ -406,7 +406,7 @@ class Runtime:
             )
         if op == "backlinks" and "path" in args:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
-        raise InvalidParams(f"unknown read operation {op!r}")
+        raise Bug(f"unknown read operation {op!r}")
 
     async def corpus_stats(self, cwd: Path, corpus: str | None) -> CorpusStatsResult:
         from hallouminate import browse
@@ -514,7 +514,7 @@ def _write_files(
         return add_markdown(spec, args, journal)
     if op == "delete_markdown" and "content" not in args:
         return delete_markdown(spec, args["path"], journal)
-    raise InvalidParams(f"unknown write operation {op!r}")
+    raise Bug(f"unknown write operation {op!r}")
 
 
 def _log_failed_sweep(done: asyncio.Future[list[str]]) -> None:
@@ -522,8 +522,8 @@ def _log_failed_sweep(done: asyncio.Future[list[str]]) -> None:
         log.error("sweeping the temp files of interrupted writes failed", exc_info=done.exception())
 
 
-def _no_corpora(cwd: Path) -> InvalidParams:
-    return InvalidParams(
+def _no_corpora(cwd: Path) -> NotFound:
+    return NotFound(
         f"no corpus is configured for {cwd}: run `hallouminate init-repo NAME` in the repository, or add a "
         "[[corpus]] to the baseline config",
         {"corpora": []},

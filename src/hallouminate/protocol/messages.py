@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
-from hallouminate.errors import HallouminateError, InvalidParams
+from hallouminate.errors import FAMILIES, BadRequest, HallouminateError, WireError, to_wire
 
 PROTOCOL_VERSION = 1
-ERROR_KINDS = ("invalid_params", "internal", "retryable")
+ERROR_KINDS = tuple(family.kind for family in FAMILIES)
 
 # A request's id: a malformed request is answered with None.
 RequestId = int | str | None
@@ -24,13 +24,6 @@ class RequestMessage(TypedDict):
     stream: NotRequired[bool]
 
 
-class ErrorBody(TypedDict):
-    kind: str
-    message: str
-    # What the error is about (the parameter, the path, ...): free-form per error, JSON-ready.
-    data: dict[str, Any]
-
-
 class OkAnswer(TypedDict):
     v: int
     id: RequestId
@@ -43,7 +36,7 @@ class ErrorAnswer(TypedDict):
     v: int
     id: RequestId
     ok: Literal[False]
-    error: ErrorBody
+    error: WireError
 
 
 class EventMessage(TypedDict):
@@ -83,7 +76,7 @@ def error_response(id: RequestId, error: HallouminateError) -> ErrorAnswer:
         "v": PROTOCOL_VERSION,
         "id": id,
         "ok": False,
-        "error": {"kind": error.kind, "message": error.message, "data": error.data},
+        "error": to_wire(error),
     }
 
 
@@ -101,28 +94,28 @@ def request_id_of(message: object) -> int | str | None:
 
 
 def parse_request(message: Any) -> Request:
-    """Check the envelope of a decoded request; raise ``InvalidParams`` naming the first problem."""
+    """Check the envelope of a decoded request; raise ``BadRequest`` naming the first problem."""
     if not isinstance(message, dict):
-        raise InvalidParams(f"a request must be a msgpack map, got {type(message).__name__}")
+        raise BadRequest(f"a request must be a msgpack map, got {type(message).__name__}")
     missing = [key for key in ("v", "id", "op", "cwd", "args") if key not in message]
     if missing:
-        raise InvalidParams(
+        raise BadRequest(
             f"request is missing field(s) {', '.join(missing)}; expected {{v, id, op, cwd, args}}",
             {"missing": missing},
         )
     if message["v"] != PROTOCOL_VERSION:
-        raise InvalidParams(
+        raise BadRequest(
             f"protocol version {message['v']!r} is not supported (this daemon speaks {PROTOCOL_VERSION})",
             {"supported": PROTOCOL_VERSION},
         )
     rid = request_id_of(message)
     if rid is None:
-        raise InvalidParams("request field 'id' must be an integer or a string")
+        raise BadRequest("request field 'id' must be an integer or a string")
     op, cwd, args = message["op"], message["cwd"], message["args"]
     if not isinstance(op, str) or not op:
-        raise InvalidParams("request field 'op' must be a non-empty string")
+        raise BadRequest("request field 'op' must be a non-empty string")
     if cwd is not None and not isinstance(cwd, str):
-        raise InvalidParams("request field 'cwd' must be a string or nil")
+        raise BadRequest("request field 'cwd' must be a string or nil")
     if not isinstance(args, dict):
-        raise InvalidParams("request field 'args' must be a map")
+        raise BadRequest("request field 'args' must be a map")
     return Request(id=rid, op=op, cwd=cwd, args=args, stream=message.get("stream") is True)

@@ -6,7 +6,7 @@ import json
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import InvalidArgument
 
 if TYPE_CHECKING:
     import jsonschema
@@ -71,7 +71,7 @@ def validate_args(schema: dict[str, Any], args: Any, what: str = "arguments") ->
         return
     error = jsonschema.exceptions.best_match(validator.iter_errors(args))
     if error is not None:
-        raise InvalidParams(
+        raise InvalidArgument(
             describe_violation(error, what),
             {"field": ".".join(str(p) for p in error.absolute_path) or None, "rule": error.validator},
         )

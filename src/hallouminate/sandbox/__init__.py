@@ -8,13 +8,15 @@ One primitive for every caller that turns a corpus-relative path into a file: th
 - ``descriptors``: the ``O_NOFOLLOW`` openat walk down to one file (``DirChain``) and the reads built on
   it (``read_file``, ``open_for_read``); the write tools publish through the same chain; ``walk_tree``
   lists a whole tree the same way (the corpus walk);
-- ``refusals``: the one set of refusals (``data.problem``), and ``not_found`` (a miss with the nearest
-  directory's entries and the closest names);
+- ``refusals``: the one set of refusals (``data.problem``; ``UnsafePath``, or ``Conflict`` for a path
+  changed under a write), and ``not_found`` (a miss with the nearest directory's entries and the
+  closest names);
 - ``formats``: what kind of file a path names (``is_markdown``).
 """
 
 from __future__ import annotations
 
+from hallouminate.errors import UnsafePath
 from hallouminate.sandbox.descriptors import DirChain, Listing, open_for_read, read_file, walk_tree
 from hallouminate.sandbox.formats import file_format, is_markdown, is_wiki_page
 from hallouminate.sandbox.paths import (
@@ -27,7 +29,7 @@ from hallouminate.sandbox.paths import (
 from hallouminate.sandbox.refusals import (
     SYMLINK_FIX,
     PathMissing,
-    UnsafePath,
+    changed,
     check_leaf,
     not_found,
     refuse,
@@ -42,6 +44,7 @@ __all__ = [
     "Listing",
     "PathMissing",
     "UnsafePath",
+    "changed",
     "check_leaf",
     "check_relative_path",
     "file_format",

@@ -21,11 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import TooLarge, UnsafePath
 from hallouminate.sandbox.paths import check_relative_path
 from hallouminate.sandbox.refusals import (
     SYMLINK_FIX,
     PathMissing,
+    changed,
     check_leaf,
     open_refusal,
     refuse,
@@ -85,7 +86,7 @@ class DirChain:
         info = os.fstat(fd)
         self.ids.append((info.st_dev, info.st_ino))
 
-    def _refusal(self, index: int, parent: int, exc: OSError) -> InvalidParams:
+    def _refusal(self, index: int, parent: int, exc: OSError) -> UnsafePath:
         shown = "/".join(self.dirs[: index + 1])
         refusal = open_refusal(self.path, shown, parent, self.dirs[index], exc)
         return refusal if refusal is not None else unreadable(self.path, exc, shown=shown)
@@ -144,13 +145,13 @@ class DirChain:
         except OSError:
             info = None
         if info is None or (info.st_dev, info.st_ino) != self.ids[0]:
-            raise refuse(self.path, "the corpus root was moved or replaced during the write", "changed")
+            raise changed(self.path, "the corpus root was moved or replaced during the write")
         for index in range(depth):
             shown = "/".join(self.dirs[: index + 1])
             try:
                 info = os.stat(self.dirs[index], dir_fd=self.fds[index], follow_symlinks=False)
             except OSError:
-                raise refuse(self.path, f"{shown!r} disappeared during the write", "changed") from None
+                raise changed(self.path, f"{shown!r} disappeared during the write") from None
             if stat.S_ISLNK(info.st_mode):
                 raise refuse(
                     self.path,
@@ -158,7 +159,7 @@ class DirChain:
                     "symlink",
                 )
             if (info.st_dev, info.st_ino) != self.ids[index + 1]:
-                raise refuse(self.path, f"{shown!r} was replaced during the write", "changed")
+                raise changed(self.path, f"{shown!r} was replaced during the write")
 
     def close(self, *, remove_created: bool = False) -> None:
         if remove_created:
@@ -182,9 +183,9 @@ class DirChain:
 def read_file(root: Path, rel: str, *, max_bytes: int | None = None) -> tuple[bytes, os.stat_result]:
     """The bytes of the regular file ``root/rel`` and its ``fstat``, opened without following a link.
 
-    Raises ``PathMissing`` when a segment is gone, ``InvalidParams`` for a symlink, a non-directory on
-    the way, a leaf that is not a regular file, a file larger than ``max_bytes`` (``data.limit``), or one
-    the filesystem will not let us read (``unreadable``).
+    Raises ``PathMissing`` when a segment is gone, ``UnsafePath`` for a symlink, a non-directory on
+    the way, a leaf that is not a regular file, or one the filesystem will not let us read
+    (``unreadable``), and ``TooLarge`` for a file larger than ``max_bytes`` (``data.limit``).
     """
     segments = check_relative_path(rel)
     depth, name = len(segments) - 1, segments[-1]
@@ -196,7 +197,7 @@ def read_file(root: Path, rel: str, *, max_bytes: int | None = None) -> tuple[by
         except OSError as exc:
             raise unreadable(rel, exc) from None
     if data is None:
-        raise InvalidParams(
+        raise TooLarge(
             f"{rel!r} is larger than the {max_bytes}-byte read limit", {"path": rel, "limit": max_bytes}
         )
     return data, info

@@ -18,7 +18,7 @@ import re
 import stat
 from pathlib import Path
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import CallerError, InvalidArgument
 from hallouminate.protocol.limits import PATH_MAX_BYTES
 from hallouminate.sandbox.refusals import EXAMPLE, PathMissing, refuse, symlink, unreadable
 
@@ -31,9 +31,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def check_relative_path(path: str) -> list[str]:
-    """The segments of a safe corpus-relative path; ``InvalidParams`` naming the problem otherwise."""
+    """The segments of a safe corpus-relative path; ``UnsafePath`` naming the problem otherwise."""
     if not isinstance(path, str):
-        raise InvalidParams(f"path must be a string, got {type(path).__name__}; {EXAMPLE}", {"path": None})
+        raise InvalidArgument(f"path must be a string, got {type(path).__name__}; {EXAMPLE}", {"path": None})
     if path == "":
         raise refuse(path, f"it is empty; {EXAMPLE}", "empty")
     if "\0" in path:
@@ -71,7 +71,7 @@ def is_safe_relative_path(path: str) -> bool:
     """Whether ``check_relative_path`` accepts ``path`` (for a walk, which skips what it would refuse)."""
     try:
         check_relative_path(path)
-    except InvalidParams:
+    except CallerError:
         return False
     return True
 

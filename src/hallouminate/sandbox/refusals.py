@@ -1,8 +1,9 @@
 """The sandbox's refusals: one error per problem, for reads, writes and the indexer alike.
 
-Every refusal is an ``InvalidParams`` (-32602) whose message names the problem and the fix, never a byte
-of a file, and whose ``data.problem`` names it for machines (``symlink``, ``dot-dot``, ``not-a-file``,
-...; the list is in docs/tools/read_markdown.md). The write tools add their own rules (``git-dir``,
+Every refusal is a caller error (-32602), an ``UnsafePath`` but for a miss (``NotFound``) and a path
+changed under a write (``Conflict``), whose message names the problem and the fix, never a byte of a
+file, and whose ``data.problem`` names it for machines (``symlink``, ``dot-dot``, ``not-a-file``, ...;
+the list is in docs/tools/read_markdown.md). The write tools add their own rules (``git-dir``,
 ``reserved``, ...) with the same ``refuse``.
 """
 
@@ -15,7 +16,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import Conflict, NotFound, UnsafePath
 
 EXAMPLE = "pass a path relative to the corpus root with '/' separators, e.g. 'guides/setup.md'"
 SYMLINK_FIX = "hallouminate does not follow symlinks inside a corpus (one could lead outside it)"
@@ -24,17 +25,7 @@ MISS_ENTRIES = 20
 MISS_CLOSEST = 3
 
 
-class UnsafePath(InvalidParams):
-    """A path the sandbox refuses: ``data = {path, problem}``; ``problem`` is also an attribute."""
-
-    def __init__(self, path: str, problem: str, code: str) -> None:
-        # A path of thousands of characters is quoted by its start and length: the message stays readable.
-        shown = repr(path) if len(path) <= 200 else f"{path[:200]!r}... ({len(path)} characters)"
-        super().__init__(f"unsafe path {shown}: {problem}", {"path": path, "problem": code})
-        self.problem = code
-
-
-class PathMissing(InvalidParams):
+class PathMissing(NotFound):
     """The path is safe but does not exist; ``existing`` leading segments do (as directories)."""
 
     def __init__(self, root: Path, rel: str, existing: int) -> None:
@@ -46,13 +37,24 @@ class PathMissing(InvalidParams):
 
 def refuse(path: str, problem: str, code: str) -> UnsafePath:
     """The refusal of ``path``: ``problem`` says what is wrong and how to fix it, ``code`` names it."""
-    return UnsafePath(path, problem, code)
+    return UnsafePath(f"unsafe path {_quoted(path)}: {problem}", {"path": path, "problem": code})
 
 
-def unreadable(path: str, exc: OSError, what: str = "open", *, shown: str | None = None) -> InvalidParams:
+def changed(path: str, problem: str) -> Conflict:
+    """``path`` (or a directory on its way) changed under a write, which was therefore not done:
+    ``data.problem`` is ``changed``, the message reads as every other refusal's."""
+    return Conflict(f"unsafe path {_quoted(path)}: {problem}", {"path": path, "problem": "changed"})
+
+
+def _quoted(path: str) -> str:
+    # A path of thousands of characters is quoted by its start and length: the message stays readable.
+    return repr(path) if len(path) <= 200 else f"{path[:200]!r}... ({len(path)} characters)"
+
+
+def unreadable(path: str, exc: OSError, what: str = "open", *, shown: str | None = None) -> UnsafePath:
     """``path`` (or ``shown``, a leading part of it) cannot be looked at for a reason of the filesystem
     (permissions, I/O): not the path's fault, but nothing to read either."""
-    return InvalidParams(
+    return UnsafePath(
         f"cannot {what} {shown or path!r}: {exc.strerror or exc}", {"path": path, "problem": "unreadable"}
     )
 
@@ -73,7 +75,7 @@ def check_leaf(path: str, mode: int) -> None:
         raise refuse(path, "it is not a regular file", "not-a-file")
 
 
-def open_refusal(path: str, shown: str, dir_fd: int, name: str, exc: OSError) -> InvalidParams | None:
+def open_refusal(path: str, shown: str, dir_fd: int, name: str, exc: OSError) -> UnsafePath | None:
     """The refusal for a failed no-follow open of ``name`` (``shown`` in ``path``) in ``dir_fd``: a
     symlink or a non-directory on the way; None when the failure is the filesystem's, not the path's."""
     try:
@@ -87,7 +89,7 @@ def open_refusal(path: str, shown: str, dir_fd: int, name: str, exc: OSError) ->
     return None
 
 
-def not_found(corpus: str, path: str, files: Iterable[str]) -> InvalidParams:
+def not_found(corpus: str, path: str, files: Iterable[str]) -> NotFound:
     """``path`` is no file of ``corpus``, whose files are ``files``: name the nearest directory's entries
     and the closest file names, so the caller can fix a typo in one step."""
     listed = list(files)
@@ -107,7 +109,7 @@ def not_found(corpus: str, path: str, files: Iterable[str]) -> InvalidParams:
     shown = ", ".join(entries[:MISS_ENTRIES]) or "nothing"
     more = f" (and {len(entries) - MISS_ENTRIES} more)" if len(entries) > MISS_ENTRIES else ""
     hint = f" Closest file names: {', '.join(closest)}." if closest else ""
-    return InvalidParams(
+    return NotFound(
         f"{path!r} does not exist in corpus {corpus!r}. {where[0].upper()}{where[1:]} holds: "
         f"{shown}{more}.{hint}",
         {

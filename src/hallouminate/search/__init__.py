@@ -5,7 +5,6 @@ from __future__ import annotations
 from hallouminate.search.fusion import RRF_K, best_possible, rrf
 from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground
 from hallouminate.search.snippet import make_snippet
-from hallouminate.search.terms import query_terms
 
 __all__ = [
     "BM25_WEIGHT",
@@ -14,6 +13,5 @@ __all__ = [
     "best_possible",
     "ground",
     "make_snippet",
-    "query_terms",
     "rrf",
 ]

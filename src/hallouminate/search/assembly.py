@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import InvalidArgument, NotFound
 from hallouminate.ports import ReaderPort
 from hallouminate.protocol import limits
 from hallouminate.protocol.results import GroundWarning
@@ -28,17 +28,17 @@ F = TypeVar("F", bound="FileEntry[Any]")
 
 def check_params(query: str, corpora: Sequence[CorpusSpec], **numbers: int) -> None:
     if not isinstance(query, str) or not query.strip():
-        raise InvalidParams("query must not be empty", {"param": "query"})
+        raise InvalidArgument("query must not be empty", {"param": "query"})
     if len(query) > MAX_QUERY_CHARS:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", {"param": "query"}
         )
     if not corpora:
-        raise InvalidParams("no corpus to search", {"corpora": []})
+        raise NotFound("no corpus to search", {"corpora": []})
     for name, value in numbers.items():
         low, high = BOUNDS[name]
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            raise InvalidParams(
+            raise InvalidArgument(
                 f"{name} must be an integer from {low} to {high}, got {value!r}", {"param": name}
             )
 

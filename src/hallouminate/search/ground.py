@@ -12,8 +12,9 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
+from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
 from hallouminate.protocol.results import ChunkedDoc, GroundChunk, GroundDoc, GroundResult, GroundWarning
@@ -32,7 +33,6 @@ from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
 from hallouminate.search.snippet import TermFinder, make_snippet
-from hallouminate.search.terms import query_terms
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
@@ -178,11 +178,9 @@ def assemble(
     if terms:
         # BM25 votes only for chunks holding at least half of the query's wording, words weighted by
         # their rarity among the rows both searches returned (search/literal.py).
-        # The casts: literal.py still takes rows as plain dicts (being reworked on another branch).
-        evidence = LiteralEvidence(terms, cast("list[dict[str, Any]]", [*vector_rows, *keyword_rows]))
-        # Every row by id, first occurrence kept: as built below otherwise.
-        rows = cast("dict[str, ChunkRow]", evidence.rows)
-        lists.append(tied_ranks(evidence.votes(cast("list[dict[str, Any]]", keyword_rows))))
+        evidence = LiteralEvidence(terms, [*vector_rows, *keyword_rows])
+        rows = evidence.rows  # every row by id, first occurrence kept: as built below otherwise
+        lists.append(tied_ranks(evidence.votes(keyword_rows)))
         weights.append(BM25_WEIGHT)
     else:
         warnings.append(
@@ -241,7 +239,7 @@ def _group(
         if score >= entry.score:
             literal = shares.get(chunk_id)
             if literal is None:
-                literal = evidence.coverage(cast("dict[str, Any]", row)) if evidence is not None else 0.0
+                literal = evidence.coverage(row) if evidence is not None else 0.0
             if score > entry.score or literal > entry.literal:
                 entry.score, entry.literal = score, literal
     return list(files.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow
 from hallouminate.protocol.results import GroundResult
 from hallouminate.search.footnotes import FOOTNOTES, view_rows
@@ -54,7 +54,7 @@ class Mode:
         if output is not None:
             _one_of("output", output, OUTPUTS)
         if output == "counts" and match != "phrase":
-            raise InvalidParams(
+            raise InvalidArgument(
                 'output "counts" needs match "phrase": counts are occurrence counts of a literal phrase; '
                 'pass match: "phrase", or drop output to get ranked results',
                 {"param": "output", "match": match},
@@ -84,7 +84,7 @@ class Mode:
 
 def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}",
             {"param": name, "allowed": list(allowed)},
         )

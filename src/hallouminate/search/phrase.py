@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow, PhraseMatchesPort, ReaderPort
 from hallouminate.protocol import limits
 from hallouminate.protocol.results import (
@@ -86,12 +86,12 @@ class Phrase:
     @classmethod
     def parse(cls, query: Any) -> Phrase:
         if not isinstance(query, str) or not query.strip():
-            raise InvalidParams(
+            raise InvalidArgument(
                 f"query must hold 1 to {PHRASE_MAX_CHARS} characters, not only whitespace, in phrase mode",
                 {"param": "query", "min": 1, "max": PHRASE_MAX_CHARS},
             )
         if len(query) > PHRASE_MAX_CHARS:
-            raise InvalidParams(
+            raise InvalidArgument(
                 f"query is {len(query)} characters; phrase mode takes 1 to {PHRASE_MAX_CHARS}: "
                 "search for the most distinctive part of the phrase",
                 {"param": "query", "min": 1, "max": PHRASE_MAX_CHARS},

@@ -5,55 +5,14 @@ from __future__ import annotations
 import bisect
 import re
 
-from hallouminate.search.terms import stem
+from hallouminate.analysis import TokenFinder
 
 ELLIPSIS = "…"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}(?:\s.*)?$")
 
-
-class TermFinder:
-    """Every term's stem at a word start, found with ``str.find``; built once per query.
-
-    It finds what one regex of the stems (longest first) would, without compiling one per query (that
-    cost ~165 us, measured): at each offset the longest stem found names the term (the first term of a
-    repeated stem), and matches never overlap (a stem that is a prefix of another does not hide it).
-    """
-
-    def __init__(self, terms: list[str]) -> None:
-        stems = [stem(term) for term in terms]
-        order = sorted(range(len(terms)), key=lambda i: -len(stems[i]))
-        first: dict[str, int] = {}
-        for i in order:
-            first.setdefault(stems[i], i)
-        # query_terms never gives an empty term; one would match everywhere and find nothing here.
-        self.stems = [(s, i, len(s)) for s, i in first.items() if s]
-        # Stems of word characters (all query_terms gives) cannot overlap where each starts a word: a
-        # match inside another would follow a word character. Others need the regex scan's overlap rule.
-        letters = "".join(s for s, _, _ in self.stems).replace("_", "a")  # \w is alphanumeric or "_"
-        self._words_only = not letters or letters.isalnum()
-
-    def positions(self, lowered: str) -> list[tuple[int, int]]:
-        """``(offset, term index)`` of each occurrence in ``lowered`` (a lower-cased text), in order."""
-        found: dict[int, int] = {}
-        lengths: dict[int, int] = {}
-        find = lowered.find
-        for term_stem, index, length in self.stems:  # longest first: the first stem found at an offset wins
-            at = find(term_stem)
-            while at >= 0:
-                before = lowered[at - 1] if at else " "
-                if (before == " " or not (before.isalnum() or before == "_")) and at not in found:
-                    found[at] = index
-                    lengths[at] = length
-                at = find(term_stem, at + 1)
-        if self._words_only:
-            return sorted(found.items())
-        hits: list[tuple[int, int]] = []
-        end = 0
-        for offset, index in sorted(found.items()):
-            if offset >= end:  # a regex scan resumes after each match
-                hits.append((offset, index))
-                end = offset + lengths[offset]
-        return hits
+# Finds the query's tokens in a chunk's text: the words whose token (by the analyser of BM25) is one of
+# them, so a snippet shows the words that matched ("run the job" for "running jobs"). Built once per query.
+TermFinder = TokenFinder
 
 
 def make_snippet(text: str, terms: list[str], width: int, finder: TermFinder | None = None) -> str:
@@ -61,7 +20,7 @@ def make_snippet(text: str, terms: list[str], width: int, finder: TermFinder | N
     flat = _flatten(without_leading_headings(text))
     if len(flat) <= width:
         return flat
-    hits = (finder if finder is not None else TermFinder(terms)).positions(flat.lower())
+    hits = (finder if finder is not None else TermFinder(terms)).positions(flat)
     start = _best_start(hits, width) if hits else 0
     return window(flat, start, width)
 

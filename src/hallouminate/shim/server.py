@@ -12,8 +12,6 @@ from mcp import MCPError
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.types import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -24,7 +22,7 @@ from mcp.types import (
 
 from hallouminate import __version__
 from hallouminate.client import DaemonConnection, DaemonUnavailable, connect_or_spawn
-from hallouminate.errors import HallouminateError, Internal
+from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.validation import validate_args
 from hallouminate.render import (
@@ -139,7 +137,7 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         spec = TOOLS.get(params.name)
         if spec is None:
-            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}")
+            raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}"))
         arguments = dict(params.arguments or {})
         try:
             validate_args(spec.input_schema, arguments, f"{spec.name} arguments")
@@ -153,10 +151,10 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
         except Exception as exc:  # never a raw traceback or JSON-RPC code 0
             log.exception("tool %s failed", params.name)
             raise to_mcp_error(
-                Internal(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
+                Bug(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
             ) from None
         if not isinstance(result, dict):
-            raise MCPError(INTERNAL_ERROR, f"the daemon returned a malformed {spec.name} result")
+            raise to_mcp_error(Bug(f"the daemon returned a malformed {spec.name} result"))
         text = RENDERERS[spec.op](result)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
 

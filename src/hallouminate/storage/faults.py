@@ -2,7 +2,7 @@
 
 LanceDB reports I/O failures as ``RuntimeError``/``OSError`` whose text ends in ``(os error N)``; a store
 directory removed under the daemon shows up as ``Not found: <path>``. These helpers turn both into one
-``Internal`` naming the store directory, what happened to it and what to do.
+``StoreFault`` naming the store directory, what happened to it and what to do.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from hallouminate.errors import HallouminateError, Internal
+from hallouminate.errors import HallouminateError, StoreFault
 from hallouminate.storage.schema import TABLE
 
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
@@ -41,16 +41,16 @@ def store_problem(store_dir: Path) -> str | None:
     return None
 
 
-def problem_error(store_dir: Path, problem: str) -> Internal:
+def problem_error(store_dir: Path, problem: str) -> StoreFault:
     if problem == NOT_A_DIRECTORY:
-        return Internal(
+        return StoreFault(
             f"the index store {store_dir} is not a directory any more (something else was put in its "
             "place, or its table was): move that away, or set [storage] path in the baseline config to a "
             "writable directory and restart the daemon (`hallouminate daemon stop`); then run `hallouminate "
             "index`",
             {"store": str(store_dir), "problem": "store-not-a-directory"},
         )
-    return Internal(
+    return StoreFault(
         f"the index store {store_dir} was removed while the daemon was running, so there is nothing to "
         "search: run `hallouminate index` (or the index tool) to rebuild it from the files",
         {"store": str(store_dir), "problem": "store-missing", "fix": "hallouminate index"},
@@ -72,8 +72,8 @@ def _os_errno(exc: BaseException) -> int | None:
     return None
 
 
-def explain(store_dir: Path, exc: BaseException) -> Internal | None:
-    """A clear ``Internal`` for a store failure we recognise (store gone, read-only, disk full), else None."""
+def explain(store_dir: Path, exc: BaseException) -> StoreFault | None:
+    """A clear ``StoreFault`` for a store failure we recognise (store gone, read-only, disk full), else None."""
     problem = store_problem(store_dir)
     if problem is not None:
         return problem_error(store_dir, problem)
@@ -82,14 +82,14 @@ def explain(store_dir: Path, exc: BaseException) -> Internal | None:
         return None
     reason = f"{os.strerror(code)}, os error {code}"
     if code in _FULL:
-        return Internal(
+        return StoreFault(
             f"the index store {store_dir} could not be written: its disk is full or a file hit the size "
             f"limit ({reason}). Free space on that disk (or lift the limit), then run `hallouminate index` "
             "again; rows already indexed are intact, and files not written keep their previous rows",
             {"store": str(store_dir), "problem": "store-full", "errno": code},
         )
     if code in _READ_ONLY:
-        return Internal(
+        return StoreFault(
             f"the index store {store_dir} is not writable ({reason}). Make it writable (remount the disk "
             "read-write, fix its permissions), or set [storage] path in the baseline config to a writable "
             "directory and restart the daemon; rows already indexed are intact and search still answers "

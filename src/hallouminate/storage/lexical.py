@@ -8,8 +8,10 @@ Measured on 2 cores: LanceDB's built-in FTS cost ~1.8 ms per query on an 85-row 
 per-query cost) and ~5 ms with the corpus filter and result columns; tantivy answers in ~0.05 ms there
 and ~0.15 ms on 100k chunks with the corpus filter.
 
-Text analysis is what LanceDB's English FTS did, so rankings did not move with the change: split on
-non-alphanumerics, drop tokens over 40 bytes, lower-case, fold to ASCII, drop English stop words, stem.
+Text is analysed by the one analyser of search (``analysis.py``, ADR 0019): split on non-alphanumerics,
+drop tokens of 40 bytes or more, lower-case, fold to ASCII, drop stop words, stem (English Snowball).
+A search looks up the tokens that analyser gave the query, so BM25, the literal gate, snippets and
+keywords agree on what a word matches.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import pyarrow as pa
 import tantivy
+
+from hallouminate.analysis import build_analyzer, term_tokens
 
 ANALYZER = "hallouminate_en"
 # What the index reads of a row.
@@ -36,18 +39,6 @@ def file_key(corpus: str, path: str) -> str:
     return json.dumps([corpus, path], ensure_ascii=False)
 
 
-def _analyzer() -> Any:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
 class LexicalIndex:
     """Chunks by id, searchable by BM25 within a set of corpora. Thread-safe: one writer at a time,
     searches on immutable snapshots."""
@@ -59,9 +50,8 @@ class LexicalIndex:
         builder.add_text_field("file", stored=False, tokenizer_name="raw")
         builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER)
         self._schema = builder.build()
-        self._analyzer = _analyzer()
         self._index = tantivy.Index(self._schema)  # no path: in memory
-        self._index.register_tokenizer(ANALYZER, self._analyzer)
+        self._index.register_tokenizer(ANALYZER, build_analyzer())
         self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
         self._lock = threading.Lock()
 
@@ -100,8 +90,9 @@ class LexicalIndex:
 
     # -- reads ---------------------------------------------------------------------------------------
     def search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """(row id, BM25 score) of the best ``limit`` chunks of ``corpora`` holding any of ``terms``."""
-        tokens = list(dict.fromkeys(self._analyzer.analyze(" ".join(terms))))
+        """(row id, BM25 score) of the best ``limit`` chunks of ``corpora`` holding any token of ``terms``
+        (``analysis.query_terms``: tokens, looked up as they are, not analysed again)."""
+        tokens = term_tokens(terms)
         if not tokens or not corpora or limit <= 0:
             return []
         text = tantivy.Query.boolean_query(

@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hallouminate.errors import Internal
+from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import sql
 from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
@@ -116,7 +116,7 @@ class Store:
             self._db = lancedb.connect(str(path))
             self._table = self._open_table()
         except OSError as exc:
-            raise Internal(f"cannot open the store at {path}: {exc}") from exc
+            raise StoreFault(f"cannot open the store at {path}: {exc}") from exc
         self.lexical = LexicalIndex()
         started = time.perf_counter()
         self.lexical.add(self._table.search().select(LEXICAL_COLUMNS).limit(None).to_arrow())
@@ -186,7 +186,7 @@ class Store:
                             .execute(table)
                         )
                 except Exception as exc:
-                    raise Internal(
+                    raise StoreFault(
                         f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}"
                     ) from exc
                 self.lexical.replace_files(corpus, group, table)

@@ -28,15 +28,15 @@ import stat
 from collections.abc import Iterator
 
 from hallouminate import testing_hooks
-from hallouminate.errors import InvalidParams
-from hallouminate.sandbox import DirChain, check_leaf, refuse
+from hallouminate.errors import Conflict
+from hallouminate.sandbox import DirChain, changed, check_leaf
 from hallouminate.wiki.journal import Journal, new_temp_name, sweep_dir_fd
 
 # link(2) is not supported on every filesystem; these errnos mean "no hard links here".
 _NO_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
 
 
-class AlreadyExists(InvalidParams):
+class AlreadyExists(Conflict):
     """The target exists as a regular file (the caller words the read-first advice)."""
 
 
@@ -85,16 +85,14 @@ def remove(
         try:
             os.rename(name, temp, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except FileNotFoundError:
-            raise refuse(path, "it was deleted by someone else during the call", "changed") from None
+            raise changed(path, "it was deleted by someone else during the call") from None
         moved = os.stat(temp, dir_fd=dir_fd, follow_symlinks=False)
         if not _same(moved, expected):
             os.rename(
                 temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd
             )  # not the file we checked: put it back
             check_leaf(path, moved.st_mode)
-            raise refuse(
-                path, "it was replaced by another file during the call; nothing was deleted", "changed"
-            )
+            raise changed(path, "it was replaced by another file during the call; nothing was deleted")
         testing_hooks.write_fault_point("after-publish")
         os.unlink(temp, dir_fd=dir_fd)
         os.fsync(dir_fd)
@@ -152,11 +150,11 @@ def _reserve(chain: DirChain, depth: int, name: str, path: str) -> None:
     os.close(fd)
 
 
-def _occupied(chain: DirChain, depth: int, name: str, path: str) -> InvalidParams:
+def _occupied(chain: DirChain, depth: int, name: str, path: str) -> Conflict:
     try:
         info = os.stat(name, dir_fd=chain.fd(depth), follow_symlinks=False)
     except OSError:
-        return refuse(path, "it appeared and vanished during the call; retry", "changed")
+        return changed(path, "it appeared and vanished during the call; retry")
     check_leaf(path, info.st_mode)
     return AlreadyExists(f"{path!r} already exists", {"path": path, "problem": "exists"})
 
@@ -174,14 +172,11 @@ def _check_same(chain: DirChain, depth: int, name: str, expected: os.stat_result
     try:
         info = os.stat(name, dir_fd=chain.fd(depth), follow_symlinks=False)
     except FileNotFoundError:
-        raise refuse(
-            path, "it was deleted by someone else during the write; nothing was written", "changed"
-        ) from None
+        raise changed(path, "it was deleted by someone else during the write; nothing was written") from None
     check_leaf(path, info.st_mode)
     if not _same(info, expected):
-        raise refuse(
+        raise changed(
             path,
             "it changed on disk during the write (another program saved it); nothing was written: read it "
             "again and retry",
-            "changed",
         )

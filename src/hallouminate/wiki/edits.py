@@ -2,7 +2,7 @@
 
 Pure functions over text. Lines are split at ``\\n`` only and numbered from 1, exactly as
 ``read_markdown`` with ``line_numbers: true`` shows them (the final newline does not start a line), so an
-agent can read a page and name the lines it wants replaced. Every refusal is ``InvalidParams`` with
+agent can read a page and name the lines it wants replaced. Every refusal is a caller error with
 ``data = {path, edit, problem, ...}`` and says how to fix the call.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from hallouminate.errors import InvalidParams
+from hallouminate.errors import Conflict, InvalidArgument, NotFound
 from hallouminate.protocol.arguments import AddMarkdownArgs
 from hallouminate.wiki.markdown import Heading, headings, parse
 
@@ -43,13 +43,13 @@ def parse_edit(args: AddMarkdownArgs) -> Edit | None:
     """The section edit the arguments ask for, or None for a whole-file write."""
     given = [mode for mode in EDIT_MODES if args.get(mode) is not None]
     if len(given) > 1:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"add_markdown takes at most one section edit per call, got {' and '.join(given)}: make one call "
             "per edit",
             {"edits": given, "problem": "several-edits"},
         )
     if "position" in args and given != ["under_heading"]:
-        raise InvalidParams(
+        raise InvalidArgument(
             "'position' only applies to 'under_heading' (append or prepend to that heading's section); "
             "drop it or pass under_heading",
             {"problem": "position-without-heading"},
@@ -83,7 +83,7 @@ def apply_edit(text: str, edit: Edit, content: str, path: str) -> Edited:
 def _replace_match(text: str, needle: str, content: str, path: str) -> Edited:
     count = text.count(needle)
     if count == 0:
-        raise InvalidParams(
+        raise NotFound(
             f"replace_match: the text {_shorten(needle)!r} does not occur in {path!r}; it must match "
             "exactly (whitespace and line ends included): read_markdown shows the current text",
             {"path": path, "edit": "replace_match", "problem": "match-not-found"},
@@ -91,7 +91,7 @@ def _replace_match(text: str, needle: str, content: str, path: str) -> Edited:
     if count > 1:
         lines = _occurrence_lines(text, needle)
         shown = ", ".join(str(n) for n in lines[:SHOW_LINES])
-        raise InvalidParams(
+        raise Conflict(
             f"replace_match: the text {_shorten(needle)!r} occurs {count} times in {path!r} (lines {shown}); "
             "it must occur once: include more of the surrounding text, or use replace_lines",
             {
@@ -114,13 +114,13 @@ def _replace_match(text: str, needle: str, content: str, path: str) -> Edited:
 def _replace_lines(lines: list[str], final_newline: bool, edit: Edit, content: str, path: str) -> Edited:
     total = len(lines)
     if edit.start > edit.end:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"replace_lines: start ({edit.start}) is after end ({edit.end}); both are 1-based and "
             "inclusive, e.g. {start: 3, end: 5} replaces lines 3 to 5",
             {"path": path, "edit": "replace_lines", "problem": "range-reversed", "lines": total},
         )
     if edit.end > total:
-        raise InvalidParams(
+        raise InvalidArgument(
             f"replace_lines: lines {edit.start}-{edit.end} are out of bounds: {path!r} has {total} "
             f"line{'s' if total != 1 else ''} (read_markdown with line_numbers shows them)",
             {"path": path, "edit": "replace_lines", "problem": "range-out-of-bounds", "lines": total},
@@ -152,7 +152,7 @@ def _under_heading(
         block.pop()
     block = _crlf_lines(block, lines)
     if not block:
-        raise InvalidParams(
+        raise InvalidArgument(
             "under_heading: content is empty; pass the Markdown to insert under the heading",
             {"path": path, "edit": "under_heading", "problem": "empty-content"},
         )
@@ -195,7 +195,7 @@ def _find_heading(found: list[Heading], query: str, path: str) -> tuple[Heading,
     listing = "; ".join(f"line {h.start + 1}: {'#' * h.level} {h.text}" for h in found[:SHOW_HEADINGS])
     if not matches:
         hint = f"its headings are: {listing}" if found else "it has no headings"
-        raise InvalidParams(
+        raise NotFound(
             f"under_heading: no heading {query!r} in {path!r}; {hint}",
             {
                 "path": path,
@@ -205,7 +205,7 @@ def _find_heading(found: list[Heading], query: str, path: str) -> tuple[Heading,
             },
         )
     where = ", ".join(f"line {found[i].start + 1}" for i in matches[:SHOW_LINES])
-    raise InvalidParams(
+    raise Conflict(
         f"under_heading: {query!r} names {len(matches)} headings in {path!r} ({where}); name one: prefix "
         "its level ('## Setup') or its parent ('Install > Setup')",
         {

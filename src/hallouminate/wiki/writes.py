@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from hallouminate import testing_hooks
 from hallouminate.config import CorpusSpec
-from hallouminate.errors import Internal, InvalidParams
+from hallouminate.errors import BadEncoding, CallerError, Conflict, FilesystemFault, NotFound, TooLarge
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import corpus_files, listed_in, matches
 from hallouminate.protocol.arguments import AddMarkdownArgs
@@ -222,8 +222,8 @@ def _refresh_indexes(
         entries += [page_entry(p, title(p)) for p in pages]
         try:
             action = _refresh_one(spec, root, chain, depth, directory, entries, journal, scaffold=scaffold)
-        except (InvalidParams, OSError) as exc:
-            reason = exc.message if isinstance(exc, InvalidParams) else (exc.strerror or str(exc))
+        except (CallerError, OSError) as exc:
+            reason = exc.message if isinstance(exc, CallerError) else (exc.strerror or str(exc))
             warnings.append(
                 {"code": "index-skipped", "message": f"{rel} was not updated: {reason}", "path": rel}
             )
@@ -259,11 +259,11 @@ def _refresh_one(
         return "scaffolded"
     old, info = chain.read(depth, INDEX_NAME, rel, WRITE_MAX_BYTES)
     if old is None:
-        raise InvalidParams(f"it is larger than {WRITE_MAX_BYTES} bytes")
+        raise TooLarge(f"it is larger than {WRITE_MAX_BYTES} bytes")
     try:
         text = old.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidParams(f"it is not UTF-8 (invalid byte at offset {exc.start})") from None
+        raise BadEncoding(f"it is not UTF-8 (invalid byte at offset {exc.start})") from None
     new = splice(text, entries)
     if new is None:
         return "left-alone"  # no markers: the page is the author's alone
@@ -286,7 +286,7 @@ def _lint(path: str, data: bytes, files: set[str]) -> list[WriteWarning]:
 def _title_of(root: Path, rel: str) -> str | None:
     try:
         data = open_for_read(root, rel, max_bytes=WRITE_MAX_BYTES)
-    except (InvalidParams, OSError):
+    except (CallerError, OSError):
         return None
     return first_h1(data.decode("utf-8", errors="replace"))
 
@@ -299,7 +299,7 @@ def _filesystem_faults(spec: CorpusSpec, path: str, verb: str) -> Iterator[None]
         yield
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
-        raise Internal(
+        raise FilesystemFault(
             f"could not {verb} {path!r} in corpus {spec.name!r}: {exc.strerror or exc}{where}; check the "
             "permissions and free space of the corpus directory",
             {"corpus": spec.name, "path": path, "errno": exc.errno},
@@ -322,12 +322,12 @@ def _encode(text: str, path: str) -> bytes:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidParams(
+        raise BadEncoding(
             f"content for {path!r} is not valid Unicode (a lone surrogate at character {exc.start})",
             {"path": path, "problem": "encoding"},
         ) from None
     if len(data) > WRITE_MAX_BYTES:
-        raise InvalidParams(
+        raise TooLarge(
             f"content for {path!r} is {len(data)} bytes, more than the {WRITE_MAX_BYTES}-byte page limit (a "
             "page must fit in one read_markdown answer): split it into several pages",
             {"path": path, "limit": WRITE_MAX_BYTES, "problem": "too-large"},
@@ -337,14 +337,14 @@ def _encode(text: str, path: str) -> bytes:
 
 def _edited(old: bytes | None, edit: Edit, content: str, path: str) -> tuple[bytes, tuple[int, int] | None]:
     if old is None:
-        raise InvalidParams(
+        raise TooLarge(
             f"{path!r} is larger than {WRITE_MAX_BYTES} bytes: it cannot be edited by section",
             {"path": path, "limit": WRITE_MAX_BYTES, "problem": "too-large"},
         )
     try:
         text = old.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidParams(
+        raise BadEncoding(
             f"{path!r} is not UTF-8 text (invalid byte at offset {exc.start}): it cannot be edited by "
             "section; overwrite it whole instead",
             {"path": path, "offset": exc.start, "problem": "not-utf8"},
@@ -353,15 +353,15 @@ def _edited(old: bytes | None, edit: Edit, content: str, path: str) -> tuple[byt
     return _encode(edited.text, path), edited.lines
 
 
-def _exists(spec: CorpusSpec, path: str, later: Path | None = None) -> InvalidParams:
+def _exists(spec: CorpusSpec, path: str, later: Path | None = None) -> Conflict:
     if later is None:
-        return InvalidParams(
+        return Conflict(
             f"{path!r} already exists in corpus {spec.name!r}: read it with read_markdown first, then call "
             "add_markdown again with overwrite: true to replace it (or change one part with under_heading, "
             "replace_lines or replace_match)",
             {"corpus": spec.name, "path": path, "problem": "exists"},
         )
-    return InvalidParams(
+    return Conflict(
         f"{path!r} already exists in corpus {spec.name!r}, as {later} in a later root (writes go to the "
         f"first root, {spec.roots[0]}): read it with read_markdown first, then call add_markdown again with "
         "overwrite: true to write the first root's copy, which the corpus then shows in its place (the "
@@ -394,13 +394,13 @@ def _shadow_warning(path: str, later: Path, root: Path, *, hidden: bool) -> Writ
     }
 
 
-def _missing(spec: CorpusSpec, root: Path, path: str, later: Path | None, consequence: str) -> InvalidParams:
+def _missing(spec: CorpusSpec, root: Path, path: str, later: Path | None, consequence: str) -> NotFound:
     """``path`` is not in the first root: a plain miss, or a page only a later root holds (which writes
     never change)."""
     if later is not None:
         if consequence == _NOT_DELETED:
             consequence += " (remove that file yourself if you mean to)"
-        return InvalidParams(
+        return NotFound(
             f"{path!r} is only in a later root of corpus {spec.name!r} ({later}), and writes change the "
             f"first root only ({root}): {consequence}",
             {"corpus": spec.name, "path": path, "later_copy": str(later), "problem": "not-in-first-root"},
@@ -408,10 +408,10 @@ def _missing(spec: CorpusSpec, root: Path, path: str, later: Path | None, conseq
     # The nearest directory and the close names among the first root's files: the only ones a write sees.
     files = (rel for rel, holder in corpus_files(spec) if holder == root)
     miss = not_found(spec.name, path, files)
-    return InvalidParams(f"{miss.message} ({consequence})", {**miss.data, "problem": "missing"})
+    return NotFound(f"{miss.message} ({consequence})", {**miss.data, "problem": "missing"})
 
 
-def _missing_for_edit(spec: CorpusSpec, root: Path, path: str, later: Path | None) -> InvalidParams:
+def _missing_for_edit(spec: CorpusSpec, root: Path, path: str, later: Path | None) -> NotFound:
     if later is not None:
         consequence = (
             "nothing was edited. To change the page, read it with read_markdown and write it whole with "

@@ -1,0 +1,404 @@
+"""The one text analyser: how search reads words, everywhere (ADR 0019).
+
+BM25 indexes chunk text with it and looks up the tokens it gives a query (``storage/lexical.py``); the
+literal gate (``search/literal.py``), snippets (``search/snippet.py``) and page keywords
+(``indexing/keywords.py``) find the same tokens. So a word matches in all of them or in none: "running
+jobs" and "how to run the job" share ``run`` and ``job`` in each.
+
+The analyser is tantivy's: its simple tokenizer (splits on anything not alphanumeric, so ``_`` splits
+too), tokens of ``MAX_TOKEN_BYTES`` or more dropped, lower case, ASCII folding, ``STOP_WORDS``, the
+English Snowball stemmer (Porter2). It imports nothing of ours; tantivy is loaded on first use.
+
+Analysing a whole chunk costs ~40 us, too much for the gate, which asks of up to 100 candidate rows per
+query whether each holds each query token. ``TokenFinder`` answers exactly what analysing would, faster.
+It reduces a text to its ASCII words, lower-cased, between spaces (one bytes.translate); a word holding
+a letter outside ASCII ("café") is analysed alone instead (cached). It looks for each token with ``in``
+at a word start, and analyses only the words found there, one at a time (cached: a corpus has a bounded
+vocabulary). What it looks for rests on how Porter2 rewrites words: only at their end, and the token's
+last letter differs from the word's only where the stemmer wrote it, so every word begins with one of
+``starts(token)``: the token, or the token with another letter last ("hoping" -> "hope", "happy" ->
+"happi", "skies" -> "sky", "capability" -> "capabl"; "dying" -> "die" changes two). ADR 0019 gives the
+argument; ``tests/test_analysis.py`` checks it over a dictionary, and that the finder answers what the
+analyser does on every text its property tests draw.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tantivy
+
+# Dropped from queries and from the index, so "how do I ..." questions are ranked by what they ask: the
+# function words of English questions and prose. A query of these alone is recognised (vector-only).
+_STOP_WORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can cannot could did do does doing don down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself just me
+    more most my myself no nor not now of off on once only or other ought our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they this
+    those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours yourself yourselves s t
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
+# Tokens this long or longer (in UTF-8 bytes) are dropped: hashes, base64, minified code.
+MAX_TOKEN_BYTES = 40
+# Words whose token is remembered (``word_token``); the cache starts over when full.
+WORD_CACHE_SIZE = 1 << 16
+# Particles that close up with the verb before them into a compound noun ("set up" -> "setup"), and how
+# many words before one that verb may stand ("set this up", "roll the deploy back").
+PARTICLES = frozenset(["up", "down", "out", "off", "over", "back", "in", "on", "through", "around", "away"])
+PARTICLE_REACH = 3
+
+# ASCII as bytes with only its words left: letters lower-cased, digits kept, anything else a space (so is
+# "?", which stands for each character outside ASCII once a text is encoded with errors="replace").
+_WORDS_ONLY = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
+# Characters outside ASCII that tantivy never counts as alphanumeric (tests/test_analysis.py checks each):
+# spaces, and the punctuation, symbols and arrows of typographic prose (’ “ ” — … • → ×).
+_SEPARATOR_RANGES = (
+    (0x85, 0x85), (0xA0, 0xA9), (0xAB, 0xB1), (0xB4, 0xB4), (0xB6, 0xB8), (0xBB, 0xBB), (0xBF, 0xBF),
+    (0xD7, 0xD7), (0xF7, 0xF7), (0x1680, 0x1680), (0x2000, 0x200A), (0x2010, 0x2029), (0x202F, 0x205F),
+    (0x20A0, 0x20C0), (0x2190, 0x22FF), (0x2500, 0x257F), (0x25A0, 0x25FF), (0x3000, 0x3000),
+)  # fmt: skip
+SEPARATORS_OUTSIDE_ASCII = frozenset(chr(c) for low, high in _SEPARATOR_RANGES for c in range(low, high + 1))
+_RANGES = "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in _SEPARATOR_RANGES)
+# A character outside ASCII that may be part of a word (a letter, a digit, a mark, ...), and the rest of a
+# word from one.
+_IN_WORD_OUTSIDE_ASCII = re.compile(f"[^\\x00-\\x7f{_RANGES}]")
+_WORD_CHARS = f"[^\\x00-/:-@\\[-`{{-\\x7f{_RANGES}]"
+_WORD_REST = re.compile(f"{_WORD_CHARS}*")
+_WORD_HEAD = re.compile(f"{_WORD_CHARS}*\\Z")  # the part of a word up to a given offset
+# A text with more words holding letters outside ASCII than this is analysed whole (cheaper then).
+MAX_SHADOWED = 16
+
+
+def build_analyzer() -> tantivy.TextAnalyzer:
+    """A new instance of the analyser (the lexical index registers one of its own)."""
+    import tantivy
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+@functools.cache
+def analyzer() -> tantivy.TextAnalyzer:
+    """The analyser, built once per process."""
+    return build_analyzer()
+
+
+def analyze(text: str) -> list[str]:
+    """Every token of ``text``, in order (repeats kept)."""
+    return analyzer().analyze(text)
+
+
+@functools.cache
+def _written() -> tantivy.TextAnalyzer:
+    """The analyser's words before stop words and stemming: the query as written (lower case, folded)."""
+    import tantivy
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .build()
+    )
+
+
+def query_terms(query: str) -> list[str]:
+    """What BM25, the gate and snippets look for: the tokens of ``query``, in order, without repeats.
+
+    A verb followed within ``PARTICLE_REACH`` words by a particle ("set this up", "log in", "roll the
+    deploy back") also matches the compound the pair is written as in prose ("setup", "login",
+    "rollback"): its term is then its token and the compounds', space-separated ("set setup"; a token
+    never holds a space). Empty for a query of stop words and punctuation alone.
+    """
+    tokens = list(dict.fromkeys(analyze(query)))
+    if not tokens:
+        return []
+    own = set(tokens)
+    taken = set(tokens)
+    compounds: dict[str, list[str]] = {}
+    words = _written().analyze(query)
+    for i, particle in enumerate(words):
+        if particle not in PARTICLES:
+            continue
+        for verb in reversed(words[max(0, i - PARTICLE_REACH) : i]):
+            if verb in PARTICLES:  # that one has its own particle: "set this up in ..."
+                break
+            token = word_token(verb) if verb.isalnum() else ""
+            if token not in own:  # a stop word, or too long
+                continue
+            for form in dict.fromkeys((verb + particle, token + particle)):
+                compound = word_token(form)
+                if compound and compound not in taken:  # each token stands for one term
+                    taken.add(compound)
+                    compounds.setdefault(token, []).append(compound)
+    return [" ".join([token, *compounds.get(token, ())]) for token in tokens]
+
+
+def term_tokens(terms: Sequence[str]) -> list[str]:
+    """Every token of ``terms`` (each a token, or a token and its compounds), in order, without repeats."""
+    return list(dict.fromkeys(token for term in terms for token in term.split()))
+
+
+_word_tokens: dict[str, str] = {}
+# A word seen with each token ("service" for "servic"): the gate finds it with ``in`` before anything else.
+_a_word_of: dict[str, str] = {}
+_segment_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
+
+
+def word_token(word: str) -> str:
+    """The token of one word (a run of letters and digits, lower-cased), "" if it has none (a stop word,
+    or too long). Cached."""
+    token = _word_tokens.get(word)
+    if token is None:
+        tokens = analyze(word)
+        token = tokens[0] if tokens else ""
+        if len(_word_tokens) >= WORD_CACHE_SIZE:
+            _word_tokens.clear()
+            _a_word_of.clear()
+        _word_tokens[word] = token
+        _a_word_of.setdefault(token, word)
+    return token
+
+
+def starts(token: str) -> tuple[str, ...]:
+    """What every word whose token is ``token`` begins with, one of these (lower-cased): the token, or,
+    where the stemmer may have written the token's last letter, the token with the letter the word has
+    there instead (see the module's doc)."""
+    if len(token) < 2:
+        return (token,)
+    head = token[:-1]  # never empty: every start holds a letter, found only before a word's end
+    if token.endswith("ie") and len(token) > 2:  # "dying" -> "die"
+        return token, f"{token[:-2]}y"
+    if token.endswith("e"):  # "hoping" -> "hope", "agency" -> "agence", "relational" -> "relate"
+        return token, f"{head}i", f"{head}y", f"{head}o"
+    if token.endswith("i"):  # "happy" -> "happi"
+        return token, f"{head}y"
+    if token.endswith(("y", "bl")):  # "skies" -> "sky", "capability" -> "capabl"
+        return token, f"{head}i"
+    return (token,)
+
+
+def _look_for(token: str) -> tuple[str, str | None, str]:
+    """What ``TokenFinder`` scans a text for to find the words of ``token`` (the text as ``_words`` gives
+    it): " " + what their starts share (a word start), the letters that may follow it there (None: any),
+    and " word " for a word known to have the token (the token itself if it is one, as "job"; "service"
+    for "servic" once seen), else a string never found."""
+    start, follow = _start_of(token)
+    word = token if word_token(token) == token else _a_word_of.get(token)
+    return start, follow, f" {word} " if word else "\0"
+
+
+@functools.lru_cache(maxsize=4096)  # queries repeat their words
+def _start_of(token: str) -> tuple[str, str | None]:
+    begins = starts(token)
+    if len(begins) == 1:
+        return f" {token}", None
+    shared = _shared_start(list(begins))
+    return f" {shared}", "".join(dict.fromkeys(b[len(shared)] for b in begins))
+
+
+class TokenFinder:
+    """Which of a query's terms a text holds, and where: exactly what analysing the text would give.
+
+    Built once per query from ``query_terms`` (a term is held where any of its tokens is). ``held``
+    answers for the gate (a bit per term), ``positions`` for snippets.
+    """
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = list(dict.fromkeys(t for t in terms if t))
+        self._index: dict[str, int] = {}
+        # Per token: its term's index, the token, and what to look for (``_look_for``).
+        self._tokens: list[tuple[int, str, str, str | None, str]] = []
+        # For the gate: terms of one token (most), each on its own; then the others (a token and its
+        # compounds), looked for only where the start their tokens share is found.
+        self._single: list[tuple[int, str, str, str | None, str]] = []
+        self._several: list[tuple[int, str, list[tuple[str, str, str | None, str]]]] = []
+        for j, term in enumerate(self.terms):
+            looks = []
+            for token in term.split():
+                if token not in self._index:  # query_terms gives each token to one term
+                    self._index[token] = j
+                    looks.append((token, *_look_for(token)))
+                    self._tokens.append((j, *looks[-1]))
+            if len(looks) == 1:
+                self._single.append((1 << j, *looks[0]))
+            elif looks:
+                self._several.append((1 << j, _shared_start([look[1] for look in looks]), looks))
+
+    def held(self, text: str) -> int:
+        """Bit ``j`` set when analysing ``text`` gives a token of term ``j``."""
+        mask = 0
+        if text.isascii():  # as _words does, without a call (this runs for every candidate row)
+            words = f" {text.encode('ascii').translate(_WORDS_ONLY).decode('ascii')}  "
+        else:
+            found = _words(text)
+            if found is None:  # mostly outside ASCII: analysed whole
+                return self._held_by_tokens(analyze(text))
+            words, others = found
+            mask = self._held_by_tokens(token for _, token in others)
+        # ``in`` first: most terms are absent from most rows, and it is cheaper than a call to find. Where
+        # the start is found, its first word most often has the token (tried here without a call).
+        for bit, token, start, follow, whole in self._single:
+            if start in words and not mask & bit and (whole in words or _holds(words, token, start, follow)):
+                mask |= bit
+        for bit, shared, tokens in self._several:
+            if shared in words and not mask & bit:
+                for token, start, follow, whole in tokens:
+                    if start in words and (whole in words or _holds(words, token, start, follow)):
+                        mask |= bit
+                        break
+        return mask
+
+    def _held_by_tokens(self, tokens: Iterable[str]) -> int:
+        mask = 0
+        index = self._index
+        for token in tokens:
+            j = index.get(token)
+            if j is not None:
+                mask |= 1 << j
+        return mask
+
+    def positions(self, text: str) -> list[tuple[int, int]]:
+        """``(offset, term index)`` of each word of ``text`` whose token is a query term's, in order."""
+        if not self._tokens:
+            return []
+        index = self._index
+        found = _words(text)
+        if found is None:
+            tokens = analyzer().pre_tokenize(text).tokens
+            return [(t.char_offset_from, index[t.text]) for t in tokens if t.text in index]
+        words, others = found
+        hits = [(at, index[token]) for at, token in others if token in index]
+        for j, token, start, follow, _ in self._tokens:
+            if start in words:
+                hits.extend((at, j) for at in _starts(words, token, start, follow))
+        hits.sort()
+        return hits
+
+
+def _shared_start(starts: list[str]) -> str:
+    shared = starts[0]
+    for start in starts[1:]:
+        while not start.startswith(shared):
+            shared = shared[:-1]
+    return shared
+
+
+def _words(text: str) -> tuple[str, list[tuple[int, str]]] | None:
+    """``text``'s ASCII words, lower-cased, each between spaces, at its offset + 1 (a space is put first);
+    and ``(offset, token)`` of each token of its words outside ASCII. None for a text mostly outside
+    ASCII (analyse it whole).
+
+    A word holding a character outside ASCII ("café", "naïve") is blanked and analysed alone (cached:
+    the words of a corpus repeat): the analyser splits at separators only, so its tokens are the text's.
+    Other characters outside ASCII are separators (typographic punctuation, spaces): spaces too.
+    """
+    if text.isascii():  # two spaces last: every start found is followed by a character and a space
+        return f" {text.encode('ascii').translate(_WORDS_ONLY).decode('ascii')}  ", []
+    others: list[tuple[int, str]] = []
+    blanked = _blank_words_outside_ascii(text, others)
+    if blanked is None:
+        return None
+    return f" {blanked.encode('ascii', 'replace').translate(_WORDS_ONLY).decode('ascii')}  ", others
+
+
+def _blank_words_outside_ascii(text: str, others: list[tuple[int, str]]) -> str | None:
+    """``text`` with every word that holds a character outside ASCII (other than separators) replaced by
+    as many spaces; its tokens added to ``others``. None past ``MAX_SHADOWED`` such words: each costs
+    steps in Python, and analysing the whole text is then cheaper."""
+    pieces: list[str] = []
+    last = 0
+    for outside in _IN_WORD_OUTSIDE_ASCII.finditer(text):
+        at = outside.start()
+        if at < last:  # in a word already taken
+            continue
+        if len(pieces) >= 2 * MAX_SHADOWED:
+            return None
+        start = _word_start(text, last, at)
+        rest = _WORD_REST.match(text, at)
+        end = rest.end() if rest is not None else at + 1  # never None: the pattern matches ""
+        others.extend((start + offset, token) for offset, token in _tokens_at(text[start:end]))
+        pieces.append(text[last:start])
+        pieces.append(" " * (end - start))
+        last = end
+    if not pieces:  # nothing outside ASCII but separators (typographic punctuation, spaces)
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _word_start(text: str, last: int, at: int) -> int:
+    """Where the word holding ``text[at]`` starts (not before ``last``)."""
+    low = max(last, at - 32)  # words are short: look a little way back, in C
+    head = _WORD_HEAD.search(text, low, at)
+    start = head.start() if head is not None else at
+    while start == low and start > last and _in_word(text[start - 1]):  # a long word: walk on
+        start -= 1
+        low = start
+    return start
+
+
+def _in_word(char: str) -> bool:
+    """Whether ``char`` may belong to a word: a letter or digit in ASCII, anything but a known separator
+    outside it (a word holding a separator the analyser knows of is split by it there)."""
+    return char.isalnum() if char.isascii() else char not in SEPARATORS_OUTSIDE_ASCII
+
+
+def _holds(words: str, token: str, start: str, follow: str | None) -> bool:
+    """Whether a word of ``words`` (as ``_words`` gives them) at ``start``, then one of ``follow``, has the
+    token ``token``."""
+    find = words.find
+    after = len(start)
+    at = find(start)
+    while at >= 0:
+        if follow is not None and words[at + after] not in follow:
+            at = find(start, at + after)
+            continue
+        end = find(" ", at + 1)
+        if word_token(words[at + 1 : end]) == token:
+            return True
+        at = find(start, end)
+    return False
+
+
+def _starts(words: str, token: str, start: str, follow: str | None) -> list[int]:
+    """Where each word of ``words`` whose token is ``token`` starts, in the text they come from."""
+    found: list[int] = []
+    find = words.find
+    after = len(start)
+    at = find(start)
+    while at >= 0:
+        if follow is not None and words[at + after] not in follow:
+            at = find(start, at + after)
+            continue
+        end = find(" ", at + 1)
+        if word_token(words[at + 1 : end]) == token:
+            found.append(at)  # words has a space first: at is the word's offset in the text
+        at = find(start, end)
+    return found
+
+
+def _tokens_at(word: str) -> tuple[tuple[int, str], ...]:
+    """``(offset, token)`` of each token of a word outside ASCII. Cached."""
+    found = _segment_tokens.get(word)
+    if found is None:
+        found = tuple((t.char_offset_from, t.text) for t in analyzer().pre_tokenize(word).tokens)
+        if len(_segment_tokens) >= WORD_CACHE_SIZE:
+            _segment_tokens.clear()
+        _segment_tokens[word] = found
+    return found
