@@ -22,6 +22,7 @@ from hallouminate.analysis import (
     TokenFinder,
     analyze,
     analyzer,
+    content_tokens,
     query_terms,
     starts,
 )
@@ -78,7 +79,9 @@ def test_running_jobs_is_found_in_how_to_run_the_job() -> None:
 # -- the analyser ----------------------------------------------------------------------------------------
 def test_the_analyser_splits_folds_drops_and_stems() -> None:
     text = "Configuring the Café_au_lait, naïve re-runs!"
-    assert analyze(text) == ["configur", "cafe", "au", "lait", "naiv", "re", "run"]
+    # The text keeps its stop words ("the"): they count in BM25's document lengths, never in a query.
+    assert analyze(text) == ["configur", "the", "cafe", "au", "lait", "naiv", "re", "run"]
+    assert content_tokens(text) == ["configur", "cafe", "au", "lait", "naiv", "re", "run"]
     # Tokens of 40 bytes or more are dropped (hashes, base64), shorter ones kept.
     assert analyze("a" * 39 + " " + "b" * 40) == ["a" * 39]
     assert analyze("é" * 20) == []  # 40 bytes in UTF-8
@@ -86,8 +89,8 @@ def test_the_analyser_splits_folds_drops_and_stems() -> None:
 
 
 def test_stop_words_are_ours_and_a_query_of_them_has_no_tokens() -> None:
-    assert all(analyze(word) == [] for word in STOP_WORDS)
-    assert analyze("will") == []  # Lucene's list has it; so does ours
+    assert all(content_tokens(word) == [] and query_terms(word) == [] for word in STOP_WORDS)
+    assert query_terms("will") == [] and analyze("will") == ["will"]  # dropped from queries, not from text
     assert query_terms("How do I ... what is it?") == []
     assert query_terms("How do I restart it? Restarting!") == ["restart"]
 
@@ -104,7 +107,7 @@ def test_the_word_cache_is_bounded() -> None:
     for i in range(analysis.WORD_CACHE_SIZE + 10):
         analysis.word_token(f"w{i}")
     assert 0 < len(analysis._word_tokens) <= analysis.WORD_CACHE_SIZE
-    assert analysis.word_token("running") == "run" and analysis.word_token("the") == ""
+    assert analysis.word_token("running") == "run" and analysis.word_token("x" * 40) == ""
 
 
 def test_a_verb_and_its_particle_also_match_their_compound() -> None:

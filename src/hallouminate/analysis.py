@@ -6,8 +6,12 @@ literal gate (``search/literal.py``), snippets (``search/snippet.py``) and page 
 jobs" and "how to run the job" share ``run`` and ``job`` in each.
 
 The analyser is tantivy's: its simple tokenizer (splits on anything not alphanumeric, so ``_`` splits
-too), tokens of ``MAX_TOKEN_BYTES`` or more dropped, lower case, ASCII folding, ``STOP_WORDS``, the
-English Snowball stemmer (Porter2). It imports nothing of ours; tantivy is loaded on first use.
+too), tokens of ``MAX_TOKEN_BYTES`` or more dropped, lower case, ASCII folding, the English Snowball
+stemmer (Porter2). It imports nothing of ours; tantivy is loaded on first use. Stop words are a query's
+business, not the text's: ``STOP_WORDS`` are dropped from what a query looks for (``query_terms``) and from
+keywords (``content_tokens``), never from the index, so BM25's document lengths count every word a chunk
+holds (measured: every BM25-alone figure of the labelled sets equal or better than with them dropped from
+the index too, the fused ranking identical; ADR 0019).
 
 Analysing a whole chunk costs ~40 us, too much for the gate, which asks of up to 100 candidate rows per
 query whether each holds each query token. ``TokenFinder`` answers exactly what analysing would, faster.
@@ -26,13 +30,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import tantivy
 
-# Dropped from queries and from the index, so "how do I ..." questions are ranked by what they ask: the
+# Dropped from queries (and keywords), so "how do I ..." questions are ranked by what they ask: the
 # function words of English questions and prose. A query of these alone is recognised (vector-only).
 _STOP_WORD_TEXT = """
     a about above after again against all am an and any are as at be because been before being
@@ -86,7 +90,6 @@ def build_analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.custom_stopword(sorted(STOP_WORDS)))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
@@ -125,13 +128,13 @@ def query_terms(query: str) -> list[str]:
     "rollback"): its term is then its token and the compounds', space-separated ("set setup"; a token
     never holds a space). Empty for a query of stop words and punctuation alone.
     """
-    tokens = list(dict.fromkeys(analyze(query)))
+    words = _written().analyze(query)
+    tokens = list(dict.fromkeys(_content_tokens(words)))
     if not tokens:
         return []
     own = set(tokens)
     taken = set(tokens)
     compounds: dict[str, list[str]] = {}
-    words = _written().analyze(query)
     for i, particle in enumerate(words):
         if particle not in PARTICLES:
             continue
@@ -139,7 +142,7 @@ def query_terms(query: str) -> list[str]:
             if verb in PARTICLES:  # that one has its own particle: "set this up in ..."
                 break
             token = word_token(verb) if verb.isalnum() else ""
-            if token not in own:  # a stop word, or too long
+            if token not in own:  # a stop word, or too long: not among the query's tokens
                 continue
             for form in dict.fromkeys((verb + particle, token + particle)):
                 compound = word_token(form)
@@ -147,6 +150,19 @@ def query_terms(query: str) -> list[str]:
                     taken.add(compound)
                     compounds.setdefault(token, []).append(compound)
     return [" ".join([token, *compounds.get(token, ())]) for token in tokens]
+
+
+def content_tokens(text: str) -> list[str]:
+    """The tokens of ``text``'s words that are not stop words, in order (repeats kept)."""
+    return list(_content_tokens(_written().analyze(text)))
+
+
+def _content_tokens(words: Iterable[str]) -> Iterator[str]:
+    for word in words:
+        if word not in STOP_WORDS:
+            token = word_token(word)
+            if token:
+                yield token
 
 
 def term_tokens(terms: Sequence[str]) -> list[str]:
@@ -161,8 +177,8 @@ _segment_tokens: dict[str, tuple[tuple[int, str], ...]] = {}
 
 
 def word_token(word: str) -> str:
-    """The token of one word (a run of letters and digits, lower-cased), "" if it has none (a stop word,
-    or too long). Cached."""
+    """The token of one word (a run of letters and digits, lower-cased), "" if it has none (too long).
+    Cached."""
     token = _word_tokens.get(word)
     if token is None:
         tokens = analyze(word)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hallouminate.analysis import analyze
+from hallouminate.analysis import content_tokens
 
 MAX_KEYWORDS = 8
 # A word in a heading names what the section is about: it counts as much as this many body mentions.
@@ -213,7 +213,7 @@ def _prose(text: str) -> str:
 @functools.lru_cache(maxsize=16384)  # pages of one corpus share most of their vocabulary
 def _key(word: str) -> str:
     """What the forms of one word share: its tokens ("caches", "caching" -> "cach"), "" for stop words."""
-    return " ".join(analyze(word))
+    return " ".join(content_tokens(word))
 
 
 @functools.cache
