@@ -41,9 +41,11 @@ stress: model
 	HALLOUMINATE_LOAD_CALLS=200 HALLOUMINATE_KILL_CYCLES=30 $(BIN)/python -m pytest -q -s \
 		tests/reliability/test_load_shims.py tests/reliability/test_kill9_cycles.py
 
+# mypy: strict on src/ ([tool.mypy] in pyproject.toml), zero errors.
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 
 # The benchmark suite: 1k/10k/100k generated chunks and a real corpus from npm (its tarball is cached in
 # bench/out/cache/), then bench/out/suite.md, suite.png and suite.json. ~20 min on a quiet 2-core machine.

@@ -354,3 +354,9 @@ def test_only_the_testing_hooks_module_reads_the_test_variables() -> None:
             text = path.read_text()
             assert "HALLOUMINATE_TEST_" not in text, f"{path.relative_to(PACKAGE)} reads a test hook itself"
     assert "HALLOUMINATE_TEST_" in hooks.read_text()
+
+
+def test_the_wire_types_import_nothing_of_ours() -> None:
+    # Every layer (the engine, the shim, the CLI, the renderers) types its results with them.
+    wire_types = {"protocol.results", "protocol.arguments"}
+    assert [imp for imp in graph() if imp.source in wire_types] == []

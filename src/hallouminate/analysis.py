@@ -81,8 +81,8 @@ _WORD_HEAD = re.compile(f"{_WORD_CHARS}*\\Z")  # the part of a word up to a give
 MAX_SHADOWED = 16
 
 
-def build_analyzer() -> tantivy.TextAnalyzer:
-    """A new instance of the analyser (the lexical index registers one of its own)."""
+def _words_builder() -> tantivy.TextAnalyzerBuilder:
+    """The analyser up to its stemmer: words split, too long ones dropped, lower-cased, ASCII-folded."""
     import tantivy
 
     return (
@@ -90,9 +90,14 @@ def build_analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
     )
+
+
+def build_analyzer() -> tantivy.TextAnalyzer:
+    """A new instance of the analyser (the lexical index registers one of its own)."""
+    import tantivy
+
+    return _words_builder().filter(tantivy.Filter.stemmer("english")).build()
 
 
 @functools.cache
@@ -108,16 +113,8 @@ def analyze(text: str) -> list[str]:
 
 @functools.cache
 def _written() -> tantivy.TextAnalyzer:
-    """The analyser's words before stop words and stemming: the query as written (lower case, folded)."""
-    import tantivy
-
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .build()
-    )
+    """The analyser's words before stemming: the query as written (lower case, folded)."""
+    return _words_builder().build()
 
 
 def query_terms(query: str) -> list[str]:

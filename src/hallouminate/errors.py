@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypedDict
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,17 @@ def public_data(error: HallouminateError) -> dict[str, Any]:
     return data
 
 
-def to_wire(error: HallouminateError) -> dict[str, Any]:
+class WireError(TypedDict):
+    """The ``error`` map of a daemon answer (docs/protocol.md)."""
+
+    kind: str
+    type: str
+    message: str
+    # What the error is about (the parameter, the path, ...): free-form per error, JSON-ready.
+    data: dict[str, Any]
+
+
+def to_wire(error: HallouminateError) -> WireError:
     """The ``error`` map of a daemon answer: ``{kind, type, message, data}`` (docs/protocol.md)."""
     return {"kind": error.kind, "type": error.wire_type, "message": error.message, "data": public_data(error)}
 

@@ -41,7 +41,7 @@ class _Frame:
 
     prefix: str
     cut: int
-    spec: pathspec.PathSpec
+    spec: pathspec.GitIgnoreSpec
 
     def verdict(self, rel: str) -> bool | None:
         result = self.spec.check_file((self.prefix + rel)[self.cut :])
@@ -127,18 +127,21 @@ def path_ignored(root: Path, rel: str) -> bool:
     return rules.ignored(rel, is_dir=False)
 
 
-def compile_gitignore(lines: list[str] | tuple[str, ...]) -> pathspec.PathSpec:
+def compile_gitignore(lines: list[str] | tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """Gitignore-syntax patterns; a line pathspec cannot compile is dropped rather than failing the walk."""
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except Exception:  # pathspec raises re.error and its own errors for malformed patterns
-        good = []
-        for line in lines:
-            try:
-                good.extend(pathspec.GitIgnoreSpec.from_lines([line]).patterns)
-            except Exception:
-                continue
-        return pathspec.GitIgnoreSpec(good)
+        # Each line is a pattern of its own: the lines that compile alone make the same spec.
+        return pathspec.GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
+
+
+def _compiles(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except Exception:
+        return False
+    return True
 
 
 def _intermediate_dirs(prefix: str) -> tuple[str, ...]:

@@ -8,15 +8,70 @@ packages that use it do not depend on one another through it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, NotRequired, Protocol, TypeAlias, TypedDict
 
 if TYPE_CHECKING:  # numpy is for the checker only: light callers (browse, the CLI) import this module
     import numpy as np
     import numpy.typing as npt
 
-# A stored chunk row as the searches return it: the result columns (storage/schema.py) and a ``score``.
-Row = dict[str, Any]
+
+class ChunkRow(TypedDict, total=False):
+    """A stored chunk as the reads return it: the columns of storage/schema.py (a search returns its
+    ``RESULT_COLUMNS``, a phrase scan ``LIGHT_COLUMNS`` or the columns asked for) and what the read adds.
+
+    Total=False because each read returns its own subset of the columns; a TypedDict is only a static
+    type (rows stay the dicts pyarrow's ``to_pylist`` builds), so naming a column wrong or using it as
+    the wrong type is caught by the checker at no cost at run time.
+    """
+
+    id: str
+    corpus: str
+    path: str
+    abs_path: str
+    ordinal: int
+    heading_path: list[str] | None
+    line_start: int
+    line_end: int
+    text: str
+    summary: str
+    content_hash: str
+    file_size: int
+    file_mtime_ns: int
+    indexed_at_ms: int
+    # Nullable columns: PDF chunks have a page; keywords and frontmatter fields may be absent.
+    page: int | None
+    keywords: list[str] | None
+    fields: str | None
+    # Added by a search: cosine similarity (vector) or the BM25 score.
+    score: float
+    # Added by a phrase scan: the non-overlapping occurrences of the phrase in ``text``.
+    occurrences: int
+
+
 Vector: TypeAlias = "npt.NDArray[np.float32]"
+
+
+class ChunkWrite(TypedDict):
+    """A chunk as the indexer hands it to the store (``StorePort.replace_files``); the store adds its id,
+    corpus, path, ordinal and (unless given) indexed_at_ms (storage/schema.py ``ROW_KEYS``)."""
+
+    abs_path: str
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    text: str
+    summary: str
+    content_hash: str
+    file_size: int
+    file_mtime_ns: int
+    vector: Vector
+    page: NotRequired[int | None]
+    keywords: NotRequired[list[str]]
+    # The page's frontmatter fields as JSON.
+    fields: NotRequired[str | None]
+    indexed_at_ms: NotRequired[int]
+
+
 # The daemon embeds a query off its event loop (batched with concurrent ones): awaited by ``ground``.
 QueryEmbedder = Callable[[str], Awaitable[Vector]]
 
@@ -41,6 +96,11 @@ class EmbedderPort(Protocol):
     @property
     def dim(self) -> int: ...
 
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens the model reads of a text (special tokens included)."""
+        ...
+
     def embed_passages(self, texts: list[str]) -> Vector: ...
 
     def embed_query(self, text: str) -> Vector: ...
@@ -53,7 +113,7 @@ class StorePort(Protocol):
 
     def file_states(self, corpus: str) -> Mapping[str, FileStateLike]: ...
 
-    def replace_files(self, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> None: ...
+    def replace_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]]) -> None: ...
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None: ...
 
@@ -70,7 +130,7 @@ class PhraseMatchesPort(Protocol):
     """
 
     @property
-    def rows(self) -> list[Row]: ...
+    def rows(self) -> list[ChunkRow]: ...
 
     @property
     def more(self) -> bool:
@@ -79,7 +139,7 @@ class PhraseMatchesPort(Protocol):
 
     def texts(self, indices: list[int]) -> list[str]: ...
 
-    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[Row]: ...
+    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[ChunkRow]: ...
 
     def count(self, texts: list[str]) -> list[int]:
         """Occurrences of the phrase in each of ``texts``, by the same rules as ``occurrences``."""
@@ -90,9 +150,11 @@ class ReaderPort(Protocol):
     """Everything ``ground`` reads (the daemon's ``storage.reader.AsyncReader``): each call sees every
     commit finished before it."""
 
-    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[Row]: ...
+    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[ChunkRow]: ...
 
-    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[Row]: ...
+    async def fts_search(
+        self, terms: Sequence[str], corpora: Sequence[str], limit: int
+    ) -> list[ChunkRow]: ...
 
     async def count_rows(self, corpus: str) -> int: ...
 

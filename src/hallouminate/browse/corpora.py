@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hallouminate.config import CorpusSpec, Resolved
+from hallouminate.protocol.results import CorpusEntry, ListCorporaResult
 
 
-def corpus_entry(spec: CorpusSpec) -> dict[str, Any]:
+def corpus_entry(spec: CorpusSpec) -> CorpusEntry:
     return {
         "name": spec.name,
         "kind": spec.kind,
@@ -18,7 +17,7 @@ def corpus_entry(spec: CorpusSpec) -> dict[str, Any]:
     }
 
 
-def list_corpora(resolved: Resolved) -> dict[str, Any]:
+def list_corpora(resolved: Resolved) -> ListCorporaResult:
     """``{corpora: [{name, kind, paths, globs, exclude, repository}], default_corpus, repository, warnings}``.
 
     Corpora come in configuration order (baseline first, then the repo layer, then discovered

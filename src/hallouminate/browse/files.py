@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus
+from hallouminate.protocol.results import ListFilesResult, ListTreeResult, TreeNode
 
 
-def list_files(spec: CorpusSpec) -> dict[str, Any]:
+def list_files(spec: CorpusSpec) -> ListFilesResult:
     """``{corpus, files: [{path, absolute_path}]}``, sorted by path.
 
     Paths are corpus-relative (relative to the root holding the file). When several roots hold the same
@@ -21,7 +21,7 @@ def list_files(spec: CorpusSpec) -> dict[str, Any]:
     }
 
 
-def list_tree(spec: CorpusSpec) -> dict[str, Any]:
+def list_tree(spec: CorpusSpec) -> ListTreeResult:
     """``{corpus, roots, tree}``: the files of ``list_files`` as nested ``{path, absolute_path, files, subdirs}``.
 
     ``tree`` is the corpus root (``path`` ""). Each node's ``files`` are ``{path, absolute_path}`` entries
@@ -32,7 +32,7 @@ def list_tree(spec: CorpusSpec) -> dict[str, Any]:
     """
     first_root = str(spec.roots[0]) if spec.roots else None
     top = _node("", first_root)
-    nodes: dict[str, dict[str, Any]] = {"": top}
+    nodes: dict[str, TreeNode] = {"": top}
     for rel, path in walk_corpus(spec):
         parts = rel.split("/")
         parent = top
@@ -51,11 +51,11 @@ def list_tree(spec: CorpusSpec) -> dict[str, Any]:
     return {"corpus": spec.name, "roots": [str(root) for root in spec.roots], "tree": top}
 
 
-def _node(path: str, absolute: str | None) -> dict[str, Any]:
+def _node(path: str, absolute: str | None) -> TreeNode:
     return {"path": path, "absolute_path": absolute, "files": [], "subdirs": []}
 
 
-def _sort(node: dict[str, Any]) -> None:
+def _sort(node: TreeNode) -> None:
     # walk_corpus sorts whole paths ("a-b.md" < "a/x.md"); a tree sorts each level by name.
     node["files"].sort(key=lambda f: f["path"])
     node["subdirs"].sort(key=lambda d: d["path"])

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import BadEncoding, UnsafePath
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
 from hallouminate.protocol.limits import PAGE_MAX_BYTES
+from hallouminate.protocol.results import ReadMarkdownResult
 from hallouminate.sandbox import PathMissing, check_relative_path, not_found, open_for_read, resolve_inside
 
 # The daemon's frames are capped at 4 MiB; a bigger file could not travel in one response anyway.
@@ -16,7 +15,7 @@ READ_MAX_BYTES = PAGE_MAX_BYTES
 
 def read_markdown(
     spec: CorpusSpec, path: str, line_numbers: bool = False, *, max_bytes: int = READ_MAX_BYTES
-) -> dict[str, Any]:
+) -> ReadMarkdownResult:
     """``{corpus, path, absolute_path, content, bytes}`` for the corpus file ``path``.
 
     Only a file ``list_files`` would list can be read (it matches the globs, is not excluded or ignored,

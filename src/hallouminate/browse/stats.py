@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus
+from hallouminate.protocol.results import CorpusStatsResult
 
 
 class IndexedFile(Protocol):
@@ -16,7 +17,7 @@ class IndexedFile(Protocol):
     def indexed_at_ms(self) -> int: ...
 
 
-def corpus_stats(spec: CorpusSpec, states: Mapping[str, IndexedFile], chunk_count: int) -> dict[str, Any]:
+def corpus_stats(spec: CorpusSpec, states: Mapping[str, IndexedFile], chunk_count: int) -> CorpusStatsResult:
     """``{corpus, indexed_files, total_chunks, last_indexed_ms, unindexed_files}``.
 
     ``states`` maps each corpus-relative path that has rows to its state, ``chunk_count`` is the corpus'

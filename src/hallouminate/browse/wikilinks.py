@@ -17,7 +17,6 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
@@ -27,6 +26,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import CallerError
 from hallouminate.indexing.walker import corpus_files
+from hallouminate.protocol.results import BacklinksResult
 from hallouminate.sandbox import check_leaf, check_relative_path, read_file, resolve_inside
 
 # Pages larger than this are not scanned for links (the indexer's default max_file_bytes).
@@ -69,7 +69,7 @@ def parse_wikilinks(text: str) -> list[WikiLink]:
     return links
 
 
-def backlinks(spec: CorpusSpec, path: str) -> dict[str, Any]:
+def backlinks(spec: CorpusSpec, path: str) -> BacklinksResult:
     """``{corpus, path, backlinks: [corpus-relative paths]}``: the pages linking to ``path``.
 
     ``path`` goes through the sandbox (no symlink on its way in any root) but need not exist: the links to

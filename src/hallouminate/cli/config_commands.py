@@ -10,9 +10,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from hallouminate.config.validate import EffectiveConfig
+    from hallouminate.protocol.results import ListCorporaResult, ReadMarkdownResult
+
+    class ShownConfig(EffectiveConfig):
+        cwd: str
 
 
 def _cwd() -> Path:
@@ -59,11 +66,11 @@ def config_show(fmt: str) -> None:
         described = describe_effective(resolve(cwd))
     except HallouminateError as exc:
         raise CliFailure(exc) from None
-    described = {"cwd": str(cwd), **described}
+    shown: ShownConfig = {"cwd": str(cwd), **described}
     if fmt == "json":
-        click.echo(json.dumps(described, indent=2))
+        click.echo(json.dumps(shown, indent=2))
     else:
-        click.echo(render_effective(described), nl=False)
+        click.echo(render_effective(shown), nl=False)
 
 
 @config_group.command("validate")
@@ -108,7 +115,7 @@ def corpora(fmt: str) -> None:
     """List the corpora visible from the current directory (* marks the default)."""
     from hallouminate.cli.daemon_calls import call_daemon
 
-    result = call_daemon("list_corpora")
+    result: ListCorporaResult = call_daemon("list_corpora")
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
     else:
@@ -126,14 +133,14 @@ def read(corpus: str, path: str, line_numbers: bool) -> None:
     args: dict[str, Any] = {"corpus": corpus, "path": path}
     if line_numbers:
         args["line_numbers"] = True
-    result = call_daemon("read_markdown", args)
+    result: ReadMarkdownResult = call_daemon("read_markdown", args)
     # Bytes straight to stdout: click.echo would strip ANSI sequences when piped, and this is verbatim.
     sys.stdout.buffer.write(result["content"].encode("utf-8"))
     sys.stdout.buffer.flush()
 
 
 # -- rendering -----------------------------------------------------------------------------------------
-def render_effective(d: dict[str, Any]) -> str:
+def render_effective(d: ShownConfig) -> str:
     """TOML-like text: every setting with its origin, then the corpora, then warnings."""
     lines = [f"# effective configuration for {d['cwd']}"]
     if d["repository"]:
@@ -168,7 +175,7 @@ def render_effective(d: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_corpora(result: dict[str, Any]) -> str:
+def render_corpora(result: ListCorporaResult) -> str:
     rows = [("", "NAME", "KIND", "REPOSITORY", "PATHS")]
     for c in result["corpora"]:
         mark = "*" if c["name"] == result.get("default_corpus") else ""

@@ -6,12 +6,15 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hallouminate.errors import HallouminateError
 from hallouminate.protocol.cwd import canonical_cwd
+
+if TYPE_CHECKING:
+    from hallouminate.protocol.results import ProgressEvent
 
 
 class CliFailure(click.ClickException):
@@ -30,10 +33,12 @@ def call_daemon(
     op: str,
     args: dict[str, Any] | None = None,
     *,
-    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    on_progress: Callable[[ProgressEvent], None] | None = None,
     cwd: str | None = None,
     spawn: bool = True,
 ) -> Any:
+    """The operation's result as the daemon sent it: annotate the variable it goes to with its type
+    from ``protocol/results.py``."""
     from hallouminate.client import connect_or_spawn
 
     async def run() -> Any:

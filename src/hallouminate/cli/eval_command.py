@@ -23,6 +23,12 @@ from hallouminate.protocol import limits
 if TYPE_CHECKING:
     from hallouminate.client import DaemonConnection
     from hallouminate.evaluation import Golden
+    from hallouminate.protocol.results import (
+        GroundResult,
+        ListCorporaResult,
+        ListFilesResult,
+        StatusResult,
+    )
 
 # `ground` returns at most TOP_FILES.high files; MRR is read over at least the top 10 files.
 MAX_K = limits.TOP_FILES.high
@@ -40,9 +46,9 @@ class BadInput(click.ClickException):
 
 @dataclass(frozen=True)
 class _Answers:
-    status: dict[str, Any]
+    status: StatusResult
     known_paths: set[str] | None
-    results: list[tuple[dict[str, Any], float]]
+    results: list[tuple[GroundResult, float]]
 
 
 def parse_ks(spec: str) -> list[int]:
@@ -204,14 +210,14 @@ async def _ask(cwd: str, golden: Golden, args: dict[str, Any], corpus: str | Non
 
     conn = await connect_or_spawn()
     try:
-        status = await conn.call("status", cwd, {})
+        status: StatusResult = await conn.call("status", cwd, {})
         known = await _known_paths(conn, cwd, corpus)
         for query in golden.queries:  # warm-up: model, caches, first-sight catch-up indexing
             await conn.call("ground", cwd, {**args, "query": query.query})
-        results = []
+        results: list[tuple[GroundResult, float]] = []
         for query in golden.queries:
             started = time.perf_counter()
-            result = await conn.call("ground", cwd, {**args, "query": query.query})
+            result: GroundResult = await conn.call("ground", cwd, {**args, "query": query.query})
             results.append((result, (time.perf_counter() - started) * 1000))
         return _Answers(status, known, results)
     finally:
@@ -226,11 +232,11 @@ async def _known_paths(conn: DaemonConnection, cwd: str, corpus: str | None) -> 
         if corpus:
             names = [corpus]
         else:
-            listed = await conn.call("list_corpora", cwd, {})
+            listed: ListCorporaResult = await conn.call("list_corpora", cwd, {})
             names = [c["name"] for c in listed["corpora"]]
         paths: set[str] = set()
         for name in names:
-            files = await conn.call("list_files", cwd, {"corpus": name})
+            files: ListFilesResult = await conn.call("list_files", cwd, {"corpus": name})
             paths.update(f["path"] for f in files["files"])
     except HallouminateError:
         # `ground` reports an unknown corpus (or none at all) with the daemon's own message.

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hallouminate import __version__
 from hallouminate.protocol import limits
+
+if TYPE_CHECKING:
+    from hallouminate.protocol.results import GroundResult, IndexResult, PingResult, StatusResult
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,7 +71,7 @@ def daemon_status(fmt: str) -> None:
     from hallouminate.cli.daemon_calls import CliFailure, call_daemon
 
     try:
-        status = call_daemon("status", spawn=False)
+        status: StatusResult = call_daemon("status", spawn=False)
     except CliFailure as exc:
         click.echo(f"not running: {exc.message}")
         sys.exit(3)
@@ -87,7 +91,7 @@ def daemon_restart() -> None:
     from hallouminate.client import stop_daemon
 
     asyncio.run(stop_daemon())
-    status = call_daemon("ping")
+    status: PingResult = call_daemon("ping")
     click.echo(f"daemon {status['version']} running (pid {status['pid']})")
 
 
@@ -112,7 +116,7 @@ def index(corpus: str | None, fmt: str) -> None:
 
     progress = IndexProgress()
     try:
-        result = call_daemon("index", {"corpus": corpus} if corpus else {}, on_progress=progress)
+        result: IndexResult = call_daemon("index", {"corpus": corpus} if corpus else {}, on_progress=progress)
     finally:
         progress.close()
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))
@@ -177,7 +181,7 @@ def ground(
         "output": output,
         "footnotes": footnotes,
     }
-    result = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
+    result: GroundResult = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))
 
 

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from hallouminate.protocol.results import ProgressEvent
 
 
 class IndexProgress:
     """Receives the daemon's progress events for ``index`` and shows them."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._bar: Any = None
+        self.tty = self.stream.isatty()
+        self._bar: tqdm[Any] | None = None
         self._corpus: str | None = None
         self._last_line = 0.0
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: ProgressEvent) -> None:
         corpus, done, total = event.get("corpus"), int(event.get("done", 0)), int(event.get("total", 0))
         if self.tty:
             from tqdm import tqdm

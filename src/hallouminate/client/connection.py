@@ -12,6 +12,7 @@ from typing import Any
 from hallouminate import xdg
 from hallouminate.errors import HallouminateError, Unavailable, from_wire
 from hallouminate.protocol import decode_body, encode_frame, read_frame, request_message
+from hallouminate.protocol.results import ProgressEvent
 
 
 class DaemonUnavailable(Unavailable):
@@ -35,7 +36,8 @@ def _lost(socket: Path, how: str) -> DaemonUnavailable:
     )
 
 
-ProgressCallback = Callable[[dict[str, Any]], None]
+# Receives the data of each progress event (an index run's ``ProgressEvent``) as the daemon sends it.
+ProgressCallback = Callable[[ProgressEvent], None]
 
 
 class DaemonConnection:

@@ -21,6 +21,15 @@ from hallouminate.protocol import limits
 # Tables holding single values, with the type check of each key.
 Scalar = str | int | float | Path
 _T = TypeVar("_T")
+_S = TypeVar("_S", str, int, float, Path)
+
+
+def scalar(scalars: dict[str, Scalar], key: str, default: _S) -> _S:
+    """A setting of a layer (or of merged layers), else ``default``: of the default's type, which the
+    layer checked when it read the file (``_scalar_specs``)."""
+    value = scalars.get(key, default)
+    assert isinstance(value, type(default))
+    return value
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hallouminate import xdg
 from hallouminate.config import defaults
-from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar
+from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar, scalar
 from hallouminate.config.types import CorpusSpec, Resolved, Settings
 from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
@@ -208,19 +208,16 @@ def _search(s: dict[str, Scalar], bound: limits.Range) -> int:
 
 
 def _settings(s: dict[str, Scalar]) -> Settings:
-    def get(key: str, default: Scalar) -> Scalar:
-        return s.get(key, default)
-
     return Settings(
-        discovery_max_depth=int(get("discovery.max_depth", defaults.DISCOVERY_MAX_DEPTH)),
-        model_name=str(get("embeddings.model", defaults.MODEL_NAME)),
-        model_cache_dir=Path(get("embeddings.cache_dir", xdg.default_model_cache())),
-        store_dir=Path(get("storage.path", xdg.default_store_dir())),
-        idle_exit_secs=float(get("daemon.idle_exit_secs", defaults.IDLE_EXIT_SECS)),
+        discovery_max_depth=scalar(s, "discovery.max_depth", defaults.DISCOVERY_MAX_DEPTH),
+        model_name=scalar(s, "embeddings.model", defaults.MODEL_NAME),
+        model_cache_dir=scalar(s, "embeddings.cache_dir", xdg.default_model_cache()),
+        store_dir=scalar(s, "storage.path", xdg.default_store_dir()),
+        idle_exit_secs=scalar(s, "daemon.idle_exit_secs", defaults.IDLE_EXIT_SECS),
         top_files=_search(s, limits.TOP_FILES),
         chunks_per_file=_search(s, limits.CHUNKS_PER_FILE),
         limit=_search(s, limits.LIMIT),
         snippet_chars=_search(s, limits.SNIPPET_CHARS),
-        chunk_tokens=int(get("indexing.chunk_tokens", defaults.CHUNK_TOKENS)),
-        max_file_bytes=int(get("indexing.max_file_bytes", defaults.MAX_FILE_BYTES)),
+        chunk_tokens=scalar(s, "indexing.chunk_tokens", defaults.CHUNK_TOKENS),
+        max_file_bytes=scalar(s, "indexing.max_file_bytes", defaults.MAX_FILE_BYTES),
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from hallouminate import xdg
 from hallouminate.config import defaults
 from hallouminate.config.discover import ScanObserver, discover_repositories
-from hallouminate.config.layer import Layer, read_layer
+from hallouminate.config.layer import Layer, read_layer, scalar
 from hallouminate.config.merge import merge
 from hallouminate.config.types import CorpusSpec, Resolved
 from hallouminate.errors import ConfigError, InvalidArgument, NotFound
@@ -96,7 +96,7 @@ def _common_dir(path: Path) -> Path | None:
 def _resolve_above_repositories(cwd: Path, layers: list[Layer], observer: ScanObserver | None) -> Resolved:
     depth = defaults.DISCOVERY_MAX_DEPTH
     if layers:
-        depth = int(layers[0].scalars.get("discovery.max_depth", depth))
+        depth = scalar(layers[0].scalars, "discovery.max_depth", depth)
     roots, truncated = discover_repositories(cwd, depth, observer=observer)
     discovered: list[Layer] = []
     warnings: list[str] = []

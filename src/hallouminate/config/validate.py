@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from hallouminate import xdg
 from hallouminate.config import defaults
 from hallouminate.config.layer import check_layer
 from hallouminate.config.merge import SETTING_FIELDS, merge
 from hallouminate.config.resolve import find_repo_root, resolve
-from hallouminate.config.types import Resolved
+from hallouminate.config.types import CorpusKind, Resolved
 from hallouminate.errors import CallerError, ConfigError
 from hallouminate.protocol import limits
 
@@ -67,14 +67,44 @@ def validate_for(cwd: Path) -> tuple[list[Path], list[str]]:
     return files, problems
 
 
-def describe_effective(resolved: Resolved) -> dict[str, Any]:
+class ShownCorpus(TypedDict):
+    name: str
+    kind: CorpusKind
+    paths: list[str]
+    globs: list[str]
+    exclude: list[str]
+    repository: str | None
+    # The file defining it; None for a corpus no file names.
+    source: str | None
+
+
+class ShownRepository(TypedDict):
+    name: str
+    path: str
+
+
+class EffectiveConfig(TypedDict):
+    """What ``config show`` prints (``--format json``): see ``describe_effective``."""
+
+    sources: list[str]
+    repository: str | None
+    default_corpus: str | None
+    settings: dict[str, dict[str, str | int | float]]
+    setting_sources: dict[str, str]
+    corpora: list[ShownCorpus]
+    repositories: list[ShownRepository]
+    discovered: list[str]
+    warnings: list[str]
+
+
+def describe_effective(resolved: Resolved) -> EffectiveConfig:
     """The merged configuration as JSON-ready data, with where each part came from (``config show``).
 
     ``settings`` is ``{table: {key: value}}`` with every setting (defaults included); ``setting_sources``
     maps ``"table.key"`` to the file that set it (a key absent there has its default). Each corpus names
     the file defining it (``source``).
     """
-    settings: dict[str, dict[str, Any]] = {}
+    settings: dict[str, dict[str, str | int | float]] = {}
     for key, field in SETTING_FIELDS.items():
         table, name = key.split(".", 1)
         value = getattr(resolved.settings, field)

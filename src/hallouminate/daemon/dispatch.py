@@ -8,13 +8,38 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from hallouminate import testing_hooks
 from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_response, parse_request
+from hallouminate.protocol.arguments import (
+    AddMarkdownArgs,
+    BacklinksArgs,
+    CorpusArgs,
+    DeleteMarkdownArgs,
+    GroundArgs,
+    ReadMarkdownArgs,
+)
 from hallouminate.protocol.cwd import canonical_cwd
-from hallouminate.protocol.messages import request_id_of
+from hallouminate.protocol.messages import Answer, request_id_of
+from hallouminate.protocol.results import (
+    AddMarkdownResult,
+    BacklinksResult,
+    CorpusStatsResult,
+    DeleteMarkdownResult,
+    GroundResult,
+    IndexResult,
+    ListCorporaResult,
+    ListFilesResult,
+    ListTreeResult,
+    OpResult,
+    PingResult,
+    ProgressEvent,
+    ReadMarkdownResult,
+    ShutdownResult,
+    StatusResult,
+)
 from hallouminate.protocol.schemas import ARGS
 from hallouminate.protocol.validation import validate_args
 
@@ -23,8 +48,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hallouminate.daemon")
 
-Emit = Callable[[str, dict[str, Any]], None]
-Handler = Callable[[Request, Emit | None], Awaitable[Any]]
+Emit = Callable[[str, ProgressEvent], None]
+Handler = Callable[[Request, Emit | None], Awaitable[OpResult]]
 
 
 class Server(Protocol):
@@ -71,10 +96,11 @@ class Dispatcher:
             "delete_markdown": self.write,
         }
 
-    async def handle(self, message: Any, emit: Emit) -> dict[str, Any]:
+    async def handle(self, message: Any, emit: Emit) -> Answer:
         rid = request_id_of(message)
         op = message.get("op") if isinstance(message, dict) else None
         started = time.perf_counter()
+        response: Answer
         try:
             request = parse_request(message)
             handler = self.ops.get(request.op)
@@ -98,44 +124,51 @@ class Dispatcher:
         return response
 
     # -- operations --------------------------------------------------------------------------------
-    async def ping(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+    # ``handle`` checked each request's args against ARGS[op] before calling these: the casts give them
+    # the type that check guarantees (protocol/arguments.py says the same as the schemas).
+    async def ping(self, request: Request, emit: Emit | None) -> PingResult:
         version = testing_hooks.fake_daemon_version() or self.runtime.version
         return {"version": version, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
 
-    async def status(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        status = self.runtime.status()
-        status.update(
-            {
-                "socket": str(self.server.socket_path),
-                "uptime_secs": round(time.time() - self.server.started, 3),
-                "connections": self.server.connections,
-                "in_flight": self.server.in_flight_count,
-                "idle_exit_secs": self.server.idle_exit_secs,
-            }
-        )
-        return status
+    async def status(self, request: Request, emit: Emit | None) -> StatusResult:
+        return {
+            **self.runtime.status(),
+            "socket": str(self.server.socket_path),
+            "uptime_secs": round(time.time() - self.server.started, 3),
+            "connections": self.server.connections,
+            "in_flight": self.server.in_flight_count,
+            "idle_exit_secs": self.server.idle_exit_secs,
+        }
 
-    async def shutdown(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+    async def shutdown(self, request: Request, emit: Emit | None) -> ShutdownResult:
         self.server.request_stop("shutdown requested by a client")
         return {"stopping": True, "pid": os.getpid()}
 
-    async def index(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.index(await _cwd(request), request.args.get("corpus"), emit)
+    async def index(self, request: Request, emit: Emit | None) -> IndexResult:
+        return await self.runtime.index(
+            await _cwd(request), cast(CorpusArgs, request.args).get("corpus"), emit
+        )
 
-    async def ground(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.ground(await _cwd(request), request.args)
+    async def ground(self, request: Request, emit: Emit | None) -> GroundResult:
+        return await self.runtime.ground(await _cwd(request), cast(GroundArgs, request.args))
 
-    async def list_corpora(self, request: Request, emit: Emit | None) -> dict[str, Any]:
+    async def list_corpora(self, request: Request, emit: Emit | None) -> ListCorporaResult:
         return await self.runtime.list_corpora(await _cwd(request))
 
-    async def browse(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.browse(await _cwd(request), request.op, request.args)
+    async def browse(
+        self, request: Request, emit: Emit | None
+    ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
+        args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
+        return await self.runtime.browse(await _cwd(request), request.op, args)
 
-    async def corpus_stats(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.corpus_stats(await _cwd(request), request.args.get("corpus"))
+    async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
+        return await self.runtime.corpus_stats(
+            await _cwd(request), cast(CorpusArgs, request.args).get("corpus")
+        )
 
-    async def write(self, request: Request, emit: Emit | None) -> dict[str, Any]:
-        return await self.runtime.write(await _cwd(request), request.op, request.args)
+    async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
+        args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
+        return await self.runtime.write(await _cwd(request), request.op, args)
 
 
 async def _cwd(request: Request) -> Path:

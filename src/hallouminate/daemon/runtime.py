@@ -29,16 +29,41 @@ from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.resolving import Resolver
 from hallouminate.daemon.watcher import CorpusWatcher
 from hallouminate.errors import Bug, CallerError, HallouminateError, NotFound
+from hallouminate.protocol.arguments import (
+    AddMarkdownArgs,
+    BacklinksArgs,
+    CorpusArgs,
+    DeleteMarkdownArgs,
+    GroundArgs,
+    ReadMarkdownArgs,
+)
+from hallouminate.protocol.results import (
+    AddMarkdownResult,
+    BacklinksResult,
+    CorpusStatsResult,
+    DeleteMarkdownResult,
+    GroundResult,
+    IndexReport,
+    IndexResult,
+    ListCorporaResult,
+    ListFilesResult,
+    ListTreeResult,
+    ProgressEvent,
+    ReadMarkdownResult,
+    RuntimeStatus,
+)
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
     from hallouminate.indexing import Indexer
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
+    from hallouminate.wiki.writes import WriteOutcome
 
 log = logging.getLogger("hallouminate.daemon")
 
-Emit = Callable[[str, dict[str, Any]], None]
+# A streaming request's events: "progress" of an index run is the only one.
+Emit = Callable[[str, ProgressEvent], None]
 
 # Threads for index runs: one run per corpus at a time holds one (the corpus lock), so this caps how
 # many corpora index at once, not how long anything else waits.
@@ -162,8 +187,8 @@ class Runtime:
             with self._store_faults():
                 report = await self._run_index(indexer.index_paths, spec, paths)
         self.counters["watcher_batches"] += 1
-        self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
-        if report.get("files_upserted") or report.get("files_deleted"):
+        self.counters["watcher_files_upserted"] += report["files_upserted"]
+        if report["files_upserted"] or report["files_deleted"]:
             log.info(
                 "watcher: %s: %s", spec.name, {k: v for k, v in report.items() if k.startswith("files_")}
             )
@@ -171,7 +196,7 @@ class Runtime:
     async def _refresh_corpus(self, spec: CorpusSpec) -> None:
         report = await self._index_corpus(spec, None)
         self.counters["watcher_batches"] += 1
-        self.counters["watcher_files_upserted"] += int(report.get("files_upserted", 0))
+        self.counters["watcher_files_upserted"] += report["files_upserted"]
 
     async def _ensure_loaded(self) -> None:
         if self._indexer is not None:
@@ -278,7 +303,7 @@ class Runtime:
     def _lock(self, corpus: str) -> asyncio.Lock:
         return self._corpus_locks.setdefault(corpus, asyncio.Lock())
 
-    async def _run_index(self, run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    async def _run_index(self, run: Callable[..., IndexReport], *args: Any) -> IndexReport:
         """An index run in the index pool, never in the default one that short work needs."""
         return await asyncio.get_running_loop().run_in_executor(
             self._index_pool, functools.partial(run, *args)
@@ -290,13 +315,13 @@ class Runtime:
         self._register(resolved)
         return resolved
 
-    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> dict[str, Any]:
+    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> IndexReport:
         await self._store_ready(rebuild=True)
         _, _, indexer = await self._engine()
         progress = None
         if emit is not None:
 
-            def progress(data: dict[str, Any]) -> None:
+            def progress(data: ProgressEvent) -> None:
                 emit("progress", data)
 
         async with self._lock(spec.store_key):
@@ -305,7 +330,7 @@ class Runtime:
         self._caught_up.add(spec.store_key)
         return report
 
-    async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> dict[str, Any]:
+    async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
         resolved = await self._resolve(cwd)
         if corpus is not None:
@@ -317,7 +342,7 @@ class Runtime:
         reports = [await self._index_corpus(spec, emit) for spec in specs]
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
 
-    async def ground(self, cwd: Path, args: dict[str, Any]) -> dict[str, Any]:
+    async def ground(self, cwd: Path, args: GroundArgs) -> GroundResult:
         from hallouminate import search
 
         resolved = await self._resolve(cwd)
@@ -358,12 +383,14 @@ class Runtime:
                 footnotes=args.get("footnotes"),
             )
 
-    async def list_corpora(self, cwd: Path) -> dict[str, Any]:
+    async def list_corpora(self, cwd: Path) -> ListCorporaResult:
         from hallouminate import browse
 
         return browse.list_corpora(await self._resolve(cwd))
 
-    async def browse(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def browse(
+        self, cwd: Path, op: str, args: CorpusArgs | ReadMarkdownArgs | BacklinksArgs
+    ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         """The filesystem read tools: no model or store needed, so they answer even while it loads."""
         from hallouminate import browse
 
@@ -372,15 +399,16 @@ class Runtime:
             return await asyncio.to_thread(browse.list_files, spec)
         if op == "list_tree":
             return await asyncio.to_thread(browse.list_tree, spec)
-        if op == "read_markdown":
+        # Each op's schema requires its path: the key tells the argument types apart.
+        if op == "read_markdown" and "path" in args:
             return await asyncio.to_thread(
                 browse.read_markdown, spec, args["path"], bool(args.get("line_numbers", False))
             )
-        if op == "backlinks":
+        if op == "backlinks" and "path" in args:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
         raise Bug(f"unknown read operation {op!r}")
 
-    async def corpus_stats(self, cwd: Path, corpus: str | None) -> dict[str, Any]:
+    async def corpus_stats(self, cwd: Path, corpus: str | None) -> CorpusStatsResult:
         from hallouminate import browse
 
         spec = corpus_for(await self._resolve(cwd), corpus)
@@ -391,7 +419,9 @@ class Runtime:
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
         return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
 
-    async def write(self, cwd: Path, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def write(
+        self, cwd: Path, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
+    ) -> AddMarkdownResult | DeleteMarkdownResult:
         """``add_markdown`` / ``delete_markdown``, then a re-index of the paths they changed.
 
         The corpus lock is held from the write to the end of the re-index: the watcher's refresh of the
@@ -405,8 +435,7 @@ class Runtime:
         async with self._lock(spec.store_key):
             async with self._write_lock:
                 outcome = await asyncio.to_thread(_write_files, op, spec, args, self._write_journal)
-            result = dict(outcome.result)
-            result["reindexed"], result["chunks_written"] = [], 0
+            result = outcome.result.copy()
             try:
                 await self._store_ready(rebuild=False)
                 _, _, indexer = await self._engine()
@@ -426,19 +455,17 @@ class Runtime:
                     }
                 )
             else:
-                self.counters["write_files_upserted"] += int(report.get("files_upserted", 0))
+                self.counters["write_files_upserted"] += report["files_upserted"]
                 result["reindexed"] = list(outcome.reindex)
-                if op == "add_markdown":
-                    result["chunks_written"] = int(report.get("chunks_written", 0))
+                if "deleted" not in result:  # an add_markdown result
+                    result["chunks_written"] = report["chunks_written"]
                 for skipped in report.get("skipped", []):
                     result["warnings"].append(
                         {"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"}
                     )
-        if op == "delete_markdown":
-            result.pop("chunks_written", None)
         return result
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> RuntimeStatus:
         watched = [str(root) for root in self._watcher.roots] if self._watcher is not None else []
         if self._indexer is not None:
             model = "loaded"
@@ -474,15 +501,18 @@ class Runtime:
         self._resolver.close()
 
 
-def _write_files(op: str, spec: CorpusSpec, args: dict[str, Any], journal_dir: Path) -> Any:
+def _write_files(
+    op: str, spec: CorpusSpec, args: AddMarkdownArgs | DeleteMarkdownArgs, journal_dir: Path
+) -> WriteOutcome[AddMarkdownResult] | WriteOutcome[DeleteMarkdownResult]:
     # Imported in the worker thread: the Markdown stack costs ~0.7 s the first time.
     from hallouminate.wiki.journal import Journal
     from hallouminate.wiki.writes import add_markdown, delete_markdown
 
     journal = Journal(journal_dir)
-    if op == "add_markdown":
+    # The schemas: add_markdown requires content, delete_markdown refuses it.
+    if op == "add_markdown" and "content" in args:
         return add_markdown(spec, args, journal)
-    if op == "delete_markdown":
+    if op == "delete_markdown" and "content" not in args:
         return delete_markdown(spec, args["path"], journal)
     raise Bug(f"unknown write operation {op!r}")
 

@@ -27,7 +27,8 @@ from hallouminate.protocol import (
     event_message,
     read_frame,
 )
-from hallouminate.protocol.messages import request_id_of
+from hallouminate.protocol.messages import Answer, EventMessage, request_id_of
+from hallouminate.protocol.results import ProgressEvent
 from hallouminate.socket_guard import SocketGuard
 
 log = logging.getLogger("hallouminate.daemon")
@@ -184,7 +185,7 @@ class DaemonServer:
         rid = request_id_of(message)
         loop = asyncio.get_running_loop()
 
-        def emit(event: str, data: dict[str, Any]) -> None:
+        def emit(event: str, data: ProgressEvent) -> None:
             # Called from worker threads; frames are written on the loop.
             loop.call_soon_threadsafe(
                 lambda: loop.create_task(self._send(writer, write_lock, event_message(rid, event, data)))
@@ -193,7 +194,9 @@ class DaemonServer:
         response = await self.dispatcher.handle(message, emit)
         await self._send(writer, write_lock, response)
 
-    async def _send(self, writer: asyncio.StreamWriter, lock: asyncio.Lock, message: dict[str, Any]) -> None:
+    async def _send(
+        self, writer: asyncio.StreamWriter, lock: asyncio.Lock, message: Answer | EventMessage
+    ) -> None:
         try:
             frame = encode_frame(message)
         except HallouminateError as exc:

@@ -317,7 +317,7 @@ def _yaml_expected(item: Any, node: yaml.Node, source: str) -> Expected:
     if isinstance(item, str):
         # `- guides/setup.md` is shorthand for `- path: guides/setup.md`.
         return Expected(_corpus_path(item, "expected path", line, source))
-    if not isinstance(item, dict):
+    if not isinstance(item, dict) or not isinstance(node, yaml.MappingNode):
         raise GoldenError(line, f"each expected item is {{path, heading?}}, got {_show(item)}", source)
     at = _field_line(node, line)
     _unknown_keys({str(k) for k in item}, _YAML_EXPECTED_KEYS, "the expected item", line, source)
@@ -352,7 +352,8 @@ def _key_lines(node: yaml.MappingNode) -> dict[str, int]:
 def _value_node(node: yaml.MappingNode, key: str) -> yaml.Node | None:
     for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and k.value == key:
-            return v
+            value: yaml.Node = v
+            return value
     return None
 
 

@@ -97,7 +97,7 @@ def read_history(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 def previous_compatible(runs: Sequence[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any] | None:
-    for earlier in reversed(runs):
+    for earlier in runs[::-1]:
         if compatible(earlier, run):
             return earlier
     return None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.evaluation.golden import Expected, GoldenQuery, normalise_heading
+from hallouminate.protocol.results import GroundChunk, GroundResult
 
 LATENCY_KEYS = ("latency_p50_ms", "latency_p95_ms")
 
@@ -36,7 +37,7 @@ class RankedDoc:
         }
 
 
-def ranked_docs(result: dict[str, Any]) -> list[RankedDoc]:
+def ranked_docs(result: GroundResult) -> list[RankedDoc]:
     """The files of a `ground` result, best first; a path met again (from another corpus) keeps its first
     rank, since expectations name corpus-relative paths."""
     docs: list[RankedDoc] = []
@@ -45,15 +46,16 @@ def ranked_docs(result: dict[str, Any]) -> list[RankedDoc]:
         if doc["path"] in seen:
             continue
         seen.add(doc["path"])
-        chunks = doc.get("chunks") or []
-        first = chunks[0] if chunks else {}
+        first: GroundChunk | None = None
+        if "chunks" in doc:  # a counts doc has none
+            first = next(iter(doc["chunks"]), None)
         docs.append(
             RankedDoc(
                 path=doc["path"],
                 corpus=doc.get("corpus", ""),
                 score=float(doc.get("score", 0.0)),
-                heading_path=tuple(first.get("heading_path") or ()),
-                line_start=first.get("line_start"),
+                heading_path=tuple(first.get("heading_path") or ()) if first is not None else (),
+                line_start=first.get("line_start") if first is not None else None,
             )
         )
     return docs

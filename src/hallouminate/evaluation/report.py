@@ -3,6 +3,7 @@ with per-query ranks and top results (JSON)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,7 +209,7 @@ def _quote(text: str, limit: int = 90) -> str:
     return '"' + (text if len(text) <= limit else text[: limit - 3] + "...") + '"'
 
 
-def _table(rows: list[tuple[str, ...]], text_columns: frozenset[int] = frozenset({0})) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], text_columns: frozenset[int] = frozenset({0})) -> list[str]:
     """Aligned columns: text to the left, numbers to the right."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = []

@@ -14,23 +14,23 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from hallouminate.config import CorpusSpec, Settings
 from hallouminate.errors import CallerError, TooLarge
-from hallouminate.indexing.chunker import Chunk, chunk_markdown
+from hallouminate.indexing.chunker import Chunk, MarkdownPage, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
-from hallouminate.indexing.text_chunker import UnparseableFile, chunk_text
+from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
-from hallouminate.ports import EmbedderPort, FileStateLike, StorePort
+from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
+from hallouminate.protocol.results import IndexReport, ProgressEvent, SkippedFile
 from hallouminate.sandbox import file_format, is_markdown, read_file
 
-Progress = Callable[[dict[str, Any]], None]
+Progress = Callable[[ProgressEvent], None]
 
 EMBED_BATCH = 32
 # Chunks gathered before embedding, then sorted by length: a batch is padded to its longest text, and one
@@ -48,8 +48,7 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.settings = settings
-        model_max = int(getattr(embedder, "max_tokens", settings.chunk_tokens))
-        self.budget = min(settings.chunk_tokens, model_max) - SPECIAL_TOKENS
+        self.budget = min(settings.chunk_tokens, embedder.max_tokens) - SPECIAL_TOKENS
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -57,7 +56,7 @@ class Indexer:
         with self._locks_guard:
             return self._locks.setdefault(corpus, threading.Lock())
 
-    def index_corpus(self, spec: CorpusSpec, progress: Progress | None = None) -> dict[str, Any]:
+    def index_corpus(self, spec: CorpusSpec, progress: Progress | None = None) -> IndexReport:
         """Index every file of ``spec``; files gone from disk lose their rows."""
         with self._lock(spec.store_key):
             run = _Run(self, spec, progress)
@@ -68,7 +67,7 @@ class Indexer:
 
     def index_paths(
         self, spec: CorpusSpec, paths: list[str], progress: Progress | None = None
-    ) -> dict[str, Any]:
+    ) -> IndexReport:
         """Refresh only these corpus-relative files (after a write or delete, or a watcher batch).
 
         A path the corpus would not list (``locate``: ignored, excluded, a symlink on the way) is never
@@ -90,7 +89,9 @@ class Indexer:
             return run.execute(files, gone)
 
 
-def chunk_file(rel: str, data: bytes, count_tokens: Callable[[str], int], budget: int) -> Any:
+def chunk_file(
+    rel: str, data: bytes, count_tokens: Callable[[str], int], budget: int
+) -> MarkdownPage | TextPage:
     """Chunk one file by its format (from its extension); Markdown for anything not listed."""
     kind = file_format(rel)
     title = PurePosixPath(rel).name
@@ -104,15 +105,14 @@ def chunk_file(rel: str, data: bytes, count_tokens: Callable[[str], int], budget
     return chunk_markdown(text, count_tokens, budget)
 
 
-def file_keywords(rel: str, data: bytes, page: Any) -> list[str]:
+def file_keywords(rel: str, data: bytes, page: MarkdownPage | TextPage) -> list[str]:
     """The page's keywords. Markdown: frontmatter tags first, headings weighted. The other formats'
     breadcrumbs are a file name or a page number, so only their chunk texts count."""
     chunks = list(page.chunks)
     if not is_markdown(rel):
         return page_keywords(chunks, headings=False)
-    fields = getattr(page, "fields", None)
-    if isinstance(fields, Mapping):
-        tags = tags_from_fields(fields)  # the chunker's own (YAML) reading of the frontmatter
+    if isinstance(page, MarkdownPage):
+        tags = tags_from_fields(page.fields)  # the chunker's own (YAML) reading of the frontmatter
     else:  # a chunker that does not expose the frontmatter: the minimal reader
         tags = frontmatter_tags(data.decode("utf-8-sig", errors="replace"))
     return page_keywords(chunks, tags=tags)
@@ -132,7 +132,7 @@ class _Pending:
     chunks: list[Chunk]
     # The page's frontmatter fields as JSON (null without frontmatter), kept for filters.
     fields_json: str | None = None
-    vectors: list[Any] = field(default_factory=list)
+    vectors: list[Vector | None] = field(default_factory=list)
     filled: int = 0
 
     def __post_init__(self) -> None:
@@ -143,7 +143,9 @@ class _Pending:
     def complete(self) -> bool:
         return self.filled == len(self.chunks)
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[ChunkWrite]:
+        # Called once complete: every slot holds its vector (zip's strict check says so otherwise).
+        vectors = [vector for vector in self.vectors if vector is not None]
         return [
             {
                 "abs_path": str(self.abs_path),
@@ -155,12 +157,12 @@ class _Pending:
                 "content_hash": self.digest,
                 "file_size": self.size,
                 "file_mtime_ns": self.mtime_ns,
-                "page": getattr(chunk, "page", None),
+                "page": chunk.page if isinstance(chunk, TextChunk) else None,
                 "keywords": self.keywords,
                 "fields": self.fields_json,
                 "vector": vector,
             }
-            for chunk, vector in zip(self.chunks, self.vectors, strict=True)
+            for chunk, vector in zip(self.chunks, vectors, strict=True)
         ]
 
 
@@ -178,16 +180,16 @@ class _Run:
         self.states: dict[str, FileStateLike] = dict(self.store.file_states(spec.store_key))
         # (file, chunk index) awaiting a vector.
         self.queue: list[tuple[_Pending, int]] = []
-        self.ready: dict[str, list[dict[str, Any]]] = {}
+        self.ready: dict[str, list[ChunkWrite]] = {}
         self.ready_rows = 0
         self.touched: dict[str, tuple[int, int]] = {}
-        self.skipped: list[dict[str, str]] = []
-        self.frontmatter_errors: list[dict[str, str]] = []
+        self.skipped: list[SkippedFile] = []
+        self.frontmatter_errors: list[SkippedFile] = []
         self.upserted = 0
         self.chunks_written = 0
         self.last_progress = 0.0
 
-    def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> dict[str, Any]:
+    def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> IndexReport:
         if gone:
             self.store.delete_files(self.spec.store_key, gone)
         for done, (rel, root) in enumerate(files):
@@ -268,8 +270,9 @@ class _Run:
             keywords = file_keywords(rel, data, page) if chunks else []
         except Exception:  # keywords are a nicety: a bug there must not cost the file its rows
             keywords = []
-        fields = getattr(page, "fields", None)
-        problem = getattr(page, "frontmatter_error", None)
+        # Only Markdown has frontmatter.
+        fields = page.fields if isinstance(page, MarkdownPage) else None
+        problem = page.frontmatter_error if isinstance(page, MarkdownPage) else None
         if problem:  # indexed as text all the same; the caller is told
             self.frontmatter_errors.append({"path": rel, "reason": problem})
         pending = _Pending(

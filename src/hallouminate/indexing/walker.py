@@ -29,7 +29,7 @@ from hallouminate.sandbox import (
 SKIP_DIRS = frozenset({".git"})
 
 
-def compile_patterns(patterns: tuple[str, ...] | list[str]) -> pathspec.PathSpec:
+def compile_patterns(patterns: tuple[str, ...] | list[str]) -> pathspec.GitIgnoreSpec:
     return compile_gitignore(list(patterns))
 
 
@@ -92,7 +92,7 @@ def why_not_listed(spec: CorpusSpec, root: Path, rel: str) -> str | None:
     return None
 
 
-def walk_root(root: Path, include: pathspec.PathSpec, exclude: pathspec.PathSpec) -> list[str]:
+def walk_root(root: Path, include: pathspec.GitIgnoreSpec, exclude: pathspec.GitIgnoreSpec) -> list[str]:
     """The corpus-relative paths of the files of one root, unsorted."""
     out: list[str] = []
     if not root.is_dir():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 import msgpack
@@ -27,8 +28,8 @@ class FrameStalled(BadRequest):
     """A frame begun but not finished in time (a stalled or hostile peer; the stream is abandoned)."""
 
 
-def encode_frame(message: dict[str, Any], *, limit: int = MAX_FRAME) -> bytes:
-    body = msgpack.packb(message, use_bin_type=True)
+def encode_frame(message: Mapping[str, object], *, limit: int = MAX_FRAME) -> bytes:
+    body: bytes = msgpack.packb(message, use_bin_type=True)  # msgpack has no type hints
     if len(body) > limit:
         raise FrameTooLarge(
             f"message of {len(body)} bytes exceeds the {limit}-byte frame limit",

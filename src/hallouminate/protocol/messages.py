@@ -3,12 +3,50 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
-from hallouminate.errors import FAMILIES, BadRequest, HallouminateError, to_wire
+from hallouminate.errors import FAMILIES, BadRequest, HallouminateError, WireError, to_wire
 
 PROTOCOL_VERSION = 1
 ERROR_KINDS = tuple(family.kind for family in FAMILIES)
+
+# A request's id: a malformed request is answered with None.
+RequestId = int | str | None
+
+
+class RequestMessage(TypedDict):
+    v: int
+    id: int | str
+    op: str
+    cwd: str | None
+    # The operation's arguments, checked against its schema (protocol/schemas.py ARGS) by the daemon.
+    args: dict[str, Any]
+    stream: NotRequired[bool]
+
+
+class OkAnswer(TypedDict):
+    v: int
+    id: RequestId
+    ok: Literal[True]
+    # The operation's result: one of protocol/results.py's types.
+    result: object
+
+
+class ErrorAnswer(TypedDict):
+    v: int
+    id: RequestId
+    ok: Literal[False]
+    error: WireError
+
+
+class EventMessage(TypedDict):
+    v: int
+    id: RequestId
+    event: str
+    data: object
+
+
+Answer = OkAnswer | ErrorAnswer
 
 
 @dataclass(frozen=True)
@@ -22,18 +60,18 @@ class Request:
 
 def request_message(
     id: int | str, op: str, cwd: str | None, args: dict[str, Any] | None = None, *, stream: bool = False
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": id, "op": op, "cwd": cwd, "args": args or {}}
+) -> RequestMessage:
+    message: RequestMessage = {"v": PROTOCOL_VERSION, "id": id, "op": op, "cwd": cwd, "args": args or {}}
     if stream:
         message["stream"] = True
     return message
 
 
-def ok_response(id: Any, result: Any) -> dict[str, Any]:
+def ok_response(id: RequestId, result: object) -> OkAnswer:
     return {"v": PROTOCOL_VERSION, "id": id, "ok": True, "result": result}
 
 
-def error_response(id: Any, error: HallouminateError) -> dict[str, Any]:
+def error_response(id: RequestId, error: HallouminateError) -> ErrorAnswer:
     return {
         "v": PROTOCOL_VERSION,
         "id": id,
@@ -42,11 +80,11 @@ def error_response(id: Any, error: HallouminateError) -> dict[str, Any]:
     }
 
 
-def event_message(id: Any, event: str, data: Any) -> dict[str, Any]:
+def event_message(id: RequestId, event: str, data: object) -> EventMessage:
     return {"v": PROTOCOL_VERSION, "id": id, "event": event, "data": data}
 
 
-def request_id_of(message: Any) -> Any:
+def request_id_of(message: object) -> int | str | None:
     """The id to answer with, even for a malformed request (``None`` when there is none usable)."""
     if isinstance(message, dict):
         rid = message.get("id")

@@ -15,9 +15,11 @@ from typing import Any
 
 
 def published(schema: dict[str, Any]) -> dict[str, Any]:
-    return _lighten(schema, array_depth=0)
+    light: dict[str, Any] = _lighten(schema, array_depth=0)
+    return light
 
 
+# A JSON schema node (or a value in one): a dict, a list or a scalar.
 def _lighten(node: Any, array_depth: int) -> Any:
     if isinstance(node, list):
         return [_lighten(item, array_depth) for item in node]
@@ -44,7 +46,8 @@ def _light_item(item: dict[str, Any]) -> dict[str, Any] | None:
         return light
     if kind in ("string", "integer", "number", "boolean"):
         return None  # the array's own type check stays; each element's is dropped
-    return _lighten(item, 2)
+    nested: dict[str, Any] = _lighten(item, 2)
+    return nested
 
 
 def _type_of(spec: Any) -> str:

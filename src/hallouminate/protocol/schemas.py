@@ -302,10 +302,33 @@ ARGS.update(
 )
 
 _STR_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 _FILE: dict[str, Any] = {
     "type": "object",
     "properties": {"path": {"type": "string"}, "absolute_path": {"type": "string"}},
     "required": ["path", "absolute_path"],
+}
+# A directory of list_tree; its subdirs are directories too (described one level down, then open).
+_TREE_FIELDS: dict[str, Any] = {
+    "path": {"type": "string"},
+    "absolute_path": _STR_OR_NULL,
+    "files": {"type": "array", "items": _FILE},
+}
+_TREE_REQUIRED = ["path", "files", "subdirs"]
+_TREE_NODE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **_TREE_FIELDS,
+        "subdirs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {**_TREE_FIELDS, "subdirs": {"type": "array"}},
+                "required": _TREE_REQUIRED,
+            },
+        },
+    },
+    "required": _TREE_REQUIRED,
 }
 
 RESULTS: dict[str, dict[str, Any]] = {
@@ -322,6 +345,8 @@ RESULTS: dict[str, dict[str, Any]] = {
                         "name": {"type": "string"},
                         "kind": {"type": "string", "enum": ["wiki", "corpus", "custom"]},
                         "paths": {"type": "array", "items": {"type": "string"}},
+                        "globs": _STRINGS,
+                        "exclude": _STRINGS,
                         "repository": _STR_OR_NULL,
                     },
                     "required": ["name", "kind", "paths", "repository"],
@@ -329,6 +354,8 @@ RESULTS: dict[str, dict[str, Any]] = {
             },
             "default_corpus": _STR_OR_NULL,
             "repository": _STR_OR_NULL,
+            # Why a discovered repository is missing, if one is.
+            "warnings": _STRINGS,
         },
         "required": ["corpora"],
     },
@@ -342,7 +369,7 @@ RESULTS: dict[str, dict[str, Any]] = {
         "properties": {
             "corpus": {"type": "string"},
             "roots": {"type": "array", "items": {"type": "string"}},
-            "tree": {"type": "object", "required": ["path", "files", "subdirs"]},
+            "tree": _TREE_NODE,
         },
         "required": ["corpus", "tree"],
     },

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from hallouminate.protocol.results import (
+    BacklinksResult,
+    CorpusStatsResult,
+    ListCorporaResult,
+    ListFilesResult,
+    ListTreeResult,
+    ReadMarkdownResult,
+    TreeNode,
+)
 
 
-def render_corpora(result: dict[str, Any]) -> str:
+def render_corpora(result: ListCorporaResult) -> str:
     default = result.get("default_corpus")
     lines = []
     for corpus in result.get("corpora", []):
@@ -18,17 +26,17 @@ def render_corpora(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_files(result: dict[str, Any]) -> str:
+def render_files(result: ListFilesResult) -> str:
     files = result.get("files", [])
     if not files:
         return f"{result.get('corpus')}: no files"
     return "\n".join(entry["path"] for entry in files)
 
 
-def render_tree(result: dict[str, Any]) -> str:
+def render_tree(result: ListTreeResult) -> str:
     lines = [f"{result.get('corpus')}/"]
 
-    def walk(node: dict[str, Any], depth: int) -> None:
+    def walk(node: TreeNode, depth: int) -> None:
         for sub in node.get("subdirs", []):
             lines.append("  " * depth + sub["path"].rsplit("/", 1)[-1] + "/")
             walk(sub, depth + 1)
@@ -39,16 +47,16 @@ def render_tree(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_read(result: dict[str, Any]) -> str:
+def render_read(result: ReadMarkdownResult) -> str:
     return str(result.get("content", ""))
 
 
-def render_stats(result: dict[str, Any]) -> str:
+def render_stats(result: CorpusStatsResult) -> str:
     keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
     return "\n".join([str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)])
 
 
-def render_backlinks(result: dict[str, Any]) -> str:
+def render_backlinks(result: BacklinksResult) -> str:
     links = result.get("backlinks", [])
     if not links:
         return f"no page links to {result.get('path')}"

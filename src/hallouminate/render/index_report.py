@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from hallouminate.protocol.results import IndexResult
 
 
-def render_index(result: dict[str, Any]) -> str:
+def render_index(result: IndexResult) -> str:
     lines = []
     for report in result.get("corpora", []):
         lines.append(

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from hallouminate.protocol.results import GroundResult
 
 
 def _indent(text: str, prefix: str) -> str:
     return "\n".join(prefix + line if line.strip() else prefix.rstrip() for line in text.splitlines())
 
 
-def _score(value: Any) -> str:
+def _score(value: float) -> str:
     # Phrase mode scores are occurrence counts: shown as the integers they are.
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else f"{value:.4f}"
 
 
-def render_ground(result: dict[str, Any]) -> str:
+def render_ground(result: GroundResult) -> str:
     """``<query>  <ms>ms  <hits> hits``, then per file its path, score and summary, per chunk its lines.
 
     A file of output "counts" shows its coverage instead of a summary and chunks.
@@ -30,12 +30,12 @@ def render_ground(result: dict[str, Any]) -> str:
         where = f"[{doc['corpus']}] " if several else ""
         stale = "  [stale: run index]" if doc.get("stale") else ""
         lines.append(f"{where}{doc['path']}  ({_score(doc['score'])}){stale}")
-        coverage = doc.get("coverage")
-        if coverage is not None:
-            pages = coverage.get("pages")
+        if "coverage" in doc:  # output "counts": no summary, no chunks
+            pages = doc["coverage"].get("pages")
             on_pages = f" on {pages} page{'s' if pages != 1 else ''}" if pages is not None else ""
-            chunks = coverage.get("chunks", 0)
+            chunks = doc["coverage"].get("chunks", 0)
             lines.append(f"  {chunks} chunk{'s' if chunks != 1 else ''}{on_pages}")
+            continue
         if doc.get("summary"):
             lines.append(_indent(doc["summary"], "  "))
         for chunk in doc.get("chunks", []):

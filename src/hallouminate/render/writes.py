@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from hallouminate.protocol.results import AddMarkdownResult, DeleteMarkdownResult
 
 
-def render_write(result: dict[str, Any]) -> str:
+def render_write(result: AddMarkdownResult) -> str:
     lines = [
         f"{result.get('action')} {result.get('path')} ({result.get('bytes')} bytes) in {result.get('corpus')}"
     ]
@@ -16,11 +16,11 @@ def render_write(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_delete(result: dict[str, Any]) -> str:
+def render_delete(result: DeleteMarkdownResult) -> str:
     return "\n".join([f"deleted {result.get('path')} from {result.get('corpus')}", *_common(result)])
 
 
-def _common(result: dict[str, Any]) -> list[str]:
+def _common(result: AddMarkdownResult | DeleteMarkdownResult) -> list[str]:
     lines = []
     for index in result.get("index_files", []):
         lines.append(f"  {index['path']}: {index['action']}")

@@ -15,14 +15,12 @@ from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidArgument, NotFound
 from hallouminate.ports import ReaderPort
 from hallouminate.protocol import limits
+from hallouminate.protocol.results import GroundWarning
 
 # The published bounds (protocol/limits.py): the schema, the config and the engine read one table.
 MAX_QUERY_CHARS = limits.QUERY_CHARS.high
 # Inclusive bounds of the numeric parameters.
 BOUNDS = {bound.name: (bound.low, bound.high) for bound in limits.SEARCH_SETTINGS}
-
-# A warning of a result: ``code`` and ``message``, and for some codes more (phrase mode's ``bounds``).
-ResultWarning = dict[str, Any]
 
 C = TypeVar("C")
 F = TypeVar("F", bound="FileEntry[Any]")
@@ -122,7 +120,7 @@ async def empty_keys(reader: ReaderPort, keys: list[str]) -> list[str]:
     return [key for key in keys if await reader.count_rows(key) == 0]
 
 
-def not_indexed(empty: list[str]) -> list[ResultWarning]:
+def not_indexed(empty: list[str]) -> list[GroundWarning]:
     if not empty:
         return []
     return [

@@ -10,7 +10,8 @@ what the snippet shows; vector scores are the whole chunk's, as embedded.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from hallouminate.ports import ChunkRow
 
 FOOTNOTES = ("include", "exclude", "only")
 _DEFINITION = re.compile(r"\[\^[^\]\s]+\]:")
@@ -40,11 +41,11 @@ def view(text: str, footnotes: str) -> str:
     return body if footnotes == "exclude" else notes
 
 
-def view_rows(rows: list[dict[str, Any]], footnotes: str) -> list[dict[str, Any]]:
+def view_rows(rows: list[ChunkRow], footnotes: str) -> list[ChunkRow]:
     """The rows as seen through ``footnotes``: text replaced by the view, rows with an empty view gone."""
     if footnotes == "include":
         return rows
-    seen = []
+    seen: list[ChunkRow] = []
     for row in rows:
         text = view(row.get("text") or "", footnotes)
         if text.strip():

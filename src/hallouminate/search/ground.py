@@ -16,10 +16,10 @@ from typing import Any
 
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
-from hallouminate.ports import QueryEmbedder, ReaderPort, Row
+from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
+from hallouminate.protocol.results import ChunkedDoc, GroundChunk, GroundDoc, GroundResult, GroundWarning
 from hallouminate.search.assembly import (
     FileEntry,
-    ResultWarning,
     check_params,
     corpus_keys,
     cut,
@@ -43,7 +43,7 @@ BM25_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 
 # Ranked mode's file entry: its candidate chunks as (score on 0..1, row).
-RankedFile = FileEntry[tuple[float, Row]]
+RankedFile = FileEntry[tuple[float, ChunkRow]]
 
 
 @dataclass
@@ -61,7 +61,9 @@ class _Plan:
     snippet_chars: int
     started: float
 
-    def finish(self, vector_rows: list[Row], keyword_rows: list[Row], empty: list[str]) -> dict[str, Any]:
+    def finish(
+        self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
+    ) -> GroundResult:
         return assemble(
             self.query,
             self.terms,
@@ -118,7 +120,7 @@ async def ground(
     corpora: Sequence[CorpusSpec],
     query: str,
     **params: Any,
-) -> dict[str, Any]:
+) -> GroundResult:
     """One query over ``corpora``: searches awaited on the caller's loop, the embedding as the caller does it
     (the daemon: off its loop, batched).
 
@@ -134,7 +136,7 @@ async def ground(
     plan = _plan(corpora, query, **params)
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     vector = await embed_query(query)
-    keyword_rows: list[Row]
+    keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
@@ -151,8 +153,8 @@ async def ground(
 def assemble(
     query: str,
     terms: list[str],
-    vector_rows: list[Row],
-    keyword_rows: list[Row],
+    vector_rows: list[ChunkRow],
+    keyword_rows: list[ChunkRow],
     names: list[str],
     *,
     priority_corpus: str | None,
@@ -162,17 +164,17 @@ def assemble(
     empty_corpora: list[str],
     started: float,
     display: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> GroundResult:
     """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
 
     ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
     corpus names shown to callers.
     """
-    warnings: list[ResultWarning] = []
+    warnings: list[GroundWarning] = []
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
     evidence: LiteralEvidence | None = None
-    rows: dict[str, Row] = {}
+    rows: dict[str, ChunkRow] = {}
     if terms:
         # BM25 votes only for chunks holding at least half of the query's wording, words weighted by
         # their rarity among the rows both searches returned (search/literal.py).
@@ -200,7 +202,9 @@ def assemble(
     ranked = rank_files(files, priority_corpus)
     chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
-    docs = [_doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen]
+    docs: list[GroundDoc] = [
+        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen
+    ]
     if display:
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
@@ -215,7 +219,7 @@ def assemble(
 
 
 def _group(
-    rows: dict[str, Row],
+    rows: dict[str, ChunkRow],
     fused: dict[str, float],
     scale: float,
     evidence: LiteralEvidence | None = None,
@@ -254,7 +258,7 @@ def _describe(entry: RankedFile) -> RankedFile:
 
 def _doc(
     entry: RankedFile, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
-) -> dict[str, Any]:
+) -> ChunkedDoc:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
     best = (
@@ -274,20 +278,21 @@ def _doc(
     }
 
 
-def _chunk_order(scored: tuple[float, Row]) -> tuple[float, int]:
+def _chunk_order(scored: tuple[float, ChunkRow]) -> tuple[float, int]:
     return -scored[0], scored[1]["line_start"]
 
 
 def _chunk(
-    score: float, row: Row, terms: list[str], finder: TermFinder, snippet_chars: int
-) -> dict[str, Any]:
-    chunk = {
+    score: float, row: ChunkRow, terms: list[str], finder: TermFinder, snippet_chars: int
+) -> GroundChunk:
+    chunk: GroundChunk = {
         "heading_path": list(row["heading_path"] or []),
         "line_start": int(row["line_start"]),
         "line_end": int(row["line_end"]),
         "score": round(score, 4),
         "snippet": make_snippet(row["text"] or "", terms, snippet_chars, finder),
     }
-    if row.get("page") is not None:
-        chunk["page"] = int(row["page"])  # PDF chunks only: line numbers are within that page's text
+    page = row.get("page")
+    if page is not None:
+        chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
     return chunk

@@ -7,15 +7,18 @@ other formats have neither and stay single entries.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from hallouminate.ports import ChunkRow
+from hallouminate.protocol.results import ChunkedDoc, GroundChunk
 
 T = TypeVar("T")
 
 _PAGE_CRUMB = re.compile(r"page:([1-9][0-9]*)")
 
 
-def page_of(chunk: Mapping[str, Any]) -> int | None:
+def page_of(chunk: GroundChunk | ChunkRow) -> int | None:
     """The chunk's page: its ``page`` field, else a ``page:N`` element of its breadcrumb."""
     page = chunk.get("page")
     if isinstance(page, int) and not isinstance(page, bool):
@@ -47,11 +50,11 @@ def group_pages(items: Sequence[T], page: Callable[[T], int | None]) -> list[tup
     return entries
 
 
-def group_doc_chunks(doc: dict[str, Any], chunks_per_file: int) -> bool:
+def group_doc_chunks(doc: ChunkedDoc, chunks_per_file: int) -> bool:
     """Replace the formatted chunks of a ranked ``doc`` (best first) by page entries, at most
     ``chunks_per_file``; True when entries were cut."""
-    entries = group_pages(doc.get("chunks", []), page_of)
-    chunks = []
+    entries = group_pages(doc["chunks"], page_of)
+    chunks: list[GroundChunk] = []
     for chunk, count in entries[:chunks_per_file]:
         if count is not None:
             chunk = {**chunk, "chunk_count": count}

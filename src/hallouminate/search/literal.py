@@ -18,9 +18,9 @@ from __future__ import annotations
 import collections
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from hallouminate.analysis import TokenFinder
+from hallouminate.ports import ChunkRow
 
 # A BM25 hit votes when its chunk holds at least this share of the query's (rarity-weighted) wording.
 MIN_COVERAGE = 0.5
@@ -41,13 +41,13 @@ class TermMatcher:
         mask = self._finder.held("\n".join(texts))
         return tuple(bool(mask >> j & 1) for j in range(len(self.terms)))
 
-    def found_in_rows(self, rows: Sequence[dict[str, Any]]) -> list[tuple[bool, ...]]:
+    def found_in_rows(self, rows: Sequence[ChunkRow]) -> list[tuple[bool, ...]]:
         """``found`` for each row's text, breadcrumb and path."""
         masks, _ = self.masks(rows)
         bits = [1 << j for j in range(len(self.terms))]
         return [tuple(bool(mask & bit) for bit in bits) for mask in masks]
 
-    def masks(self, rows: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
+    def masks(self, rows: Sequence[ChunkRow]) -> tuple[list[int], list[int]]:
         """For each row, bit ``j`` set when its text, breadcrumb or path holds term ``j`` (as ``found``);
         and per term, how many rows hold it. Every candidate row is scanned, so this is on each query's
         path: ``TokenFinder.held`` screens with ``in`` before it reads any word."""
@@ -76,10 +76,10 @@ class LiteralEvidence:
     ``coverage`` is the weighted share of the query's words a row holds (0..1).
     """
 
-    def __init__(self, terms: Sequence[str], candidates: Iterable[dict[str, Any]]) -> None:
+    def __init__(self, terms: Sequence[str], candidates: Iterable[ChunkRow]) -> None:
         self.matcher = TermMatcher(terms)
         # The candidates by id, the first row of each kept (ground.assemble reads its rows from here).
-        self.rows: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, ChunkRow] = {}
         unique = self.rows
         for row in candidates:
             unique.setdefault(row["id"], row)
@@ -95,7 +95,7 @@ class LiteralEvidence:
         # Each candidate's share by id (read directly on the hot path; ``coverage`` for any row).
         self.shares = dict(zip(unique, map(self._by_mask.__getitem__, masks), strict=True))
 
-    def coverage(self, row: dict[str, Any]) -> float:
+    def coverage(self, row: ChunkRow) -> float:
         share = self.shares.get(row["id"])
         if share is None:  # not among the candidates it was built from
             share = self.shares[row["id"]] = self._share(self.matcher.masks([row])[0][0])
@@ -109,7 +109,7 @@ class LiteralEvidence:
             share = self._by_mask[mask] = held / self._total if self._total else 0.0
         return share
 
-    def votes(self, keyword_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def votes(self, keyword_rows: list[ChunkRow]) -> list[ChunkRow]:
         """The BM25 rows that hold at least ``MIN_COVERAGE`` of the query's wording, in BM25 order."""
         share = self.shares.get
         coverage = self.coverage
@@ -137,21 +137,21 @@ def _idf_weights(df: Sequence[int], n: int) -> list[float]:
     return [w if d else rarest for w, d in zip(idf, df, strict=True)]
 
 
-def _haystack(row: dict[str, Any]) -> tuple[str, str, str]:
+def _haystack(row: ChunkRow) -> tuple[str, str, str]:
     """What a stored chunk row says about itself: its text, heading breadcrumb and file path."""
     return row.get("text") or "", " ".join(row.get("heading_path") or []), row["path"]
 
 
-def chunk_coverage(matcher: TermMatcher, row: dict[str, Any]) -> float:
+def chunk_coverage(matcher: TermMatcher, row: ChunkRow) -> float:
     """The unweighted share of the query's words a stored chunk row holds (text, breadcrumb, file path)."""
     return matcher.coverage(_haystack(row))
 
 
 def lexical_votes(
     terms: Sequence[str],
-    keyword_rows: list[dict[str, Any]],
-    candidates: Iterable[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
+    keyword_rows: list[ChunkRow],
+    candidates: Iterable[ChunkRow] | None = None,
+) -> list[ChunkRow]:
     """The BM25 rows holding at least ``MIN_COVERAGE`` of the query's wording, words weighted by rarity
     among ``candidates`` (default: the BM25 rows themselves), in BM25 order."""
     if not terms or not keyword_rows:

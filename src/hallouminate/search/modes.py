@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.errors import InvalidArgument
+from hallouminate.ports import ChunkRow
+from hallouminate.protocol.results import GroundResult
 from hallouminate.search.footnotes import FOOTNOTES, view_rows
 from hallouminate.search.grouping import group_doc_chunks
 
@@ -59,7 +61,7 @@ class Mode:
             )
         return cls(match, group_by, output, footnotes)
 
-    def view(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def view(self, rows: list[ChunkRow]) -> list[ChunkRow]:
         """Candidate rows as ``footnotes`` asks to read them (see search/footnotes.py)."""
         return view_rows(rows, self.footnotes)
 
@@ -68,9 +70,11 @@ class Mode:
         afterwards, so that each reaches the grouping."""
         return _ALL_CANDIDATES_PER_SIGNAL * limit if self.group_by == "page" else chunks_per_file
 
-    def finish(self, result: dict[str, Any], chunks_per_file: int) -> dict[str, Any]:
+    def finish(self, result: GroundResult, chunks_per_file: int) -> GroundResult:
         """After a ranked assembly: every chunk names its corpus; pages grouped when asked."""
         for doc in result["docs"]:
+            if "chunks" not in doc:  # a counts doc: phrase mode only
+                continue
             if self.group_by == "page":
                 group_doc_chunks(doc, chunks_per_file)
             for chunk in doc["chunks"]:

@@ -27,12 +27,19 @@ from typing import Any
 
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidArgument
-from hallouminate.ports import PhraseMatchesPort, ReaderPort, Row
+from hallouminate.ports import ChunkRow, PhraseMatchesPort, ReaderPort
 from hallouminate.protocol import limits
+from hallouminate.protocol.results import (
+    ChunkedDoc,
+    CountsDoc,
+    GroundChunk,
+    GroundDoc,
+    GroundResult,
+    GroundWarning,
+)
 from hallouminate.sandbox.formats import is_markdown
 from hallouminate.search.assembly import (
     FileEntry,
-    ResultWarning,
     check_params,
     corpus_keys,
     cut,
@@ -169,7 +176,7 @@ def _drop_repeated(matches: PhraseMatchesPort, found: list[int]) -> None:
         found[i] -= n
 
 
-def _continues(previous: Row, row: Row) -> bool:
+def _continues(previous: ChunkRow, row: ChunkRow) -> bool:
     return (
         previous["corpus"] == row["corpus"]
         and previous["path"] == row["path"]
@@ -200,7 +207,7 @@ def repeated_length(before: str, after: str, before_line_end: int, after_line_st
 # -- the whole request ------------------------------------------------------------------------------
 async def ground_phrase(
     reader: ReaderPort, corpora: Sequence[CorpusSpec], query: str, mode: Mode, **params: Any
-) -> dict[str, Any]:
+) -> GroundResult:
     """Phrase mode: the scan from the reader's in-memory rows (``ground`` with ``match: "phrase"``)."""
     started = time.perf_counter()
     phrase, keys, display, priority = _prepare(corpora, query, params)
@@ -236,9 +243,10 @@ def _assemble(
     empty: list[str],
     started: float,
     params: dict[str, Any],
-) -> dict[str, Any]:
+) -> GroundResult:
     cuts: list[tuple[str, str]] = []
     warnings = not_indexed([display[key] for key in empty])
+    docs: list[GroundDoc]
     if mode.counts:
         docs = _counts(scan, priority, warnings)
     else:
@@ -265,8 +273,9 @@ def _assemble(
         )
     for doc in docs:
         doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
-        for chunk in doc.get("chunks", []):
-            chunk["corpus"] = doc["corpus"]
+        if "chunks" in doc:
+            for chunk in doc["chunks"]:
+                chunk["corpus"] = doc["corpus"]
     return {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
@@ -300,7 +309,7 @@ def _fill(scan: Scan, entries: list[PhraseFile]) -> None:
         entry.size, entry.mtime_ns = int(row["file_size"]), int(row["file_mtime_ns"])
 
 
-def _counts(scan: Scan, priority: str | None, warnings: list[ResultWarning]) -> list[dict[str, Any]]:
+def _counts(scan: Scan, priority: str | None, warnings: list[GroundWarning]) -> list[GroundDoc]:
     """output "counts": every file holding the phrase (up to ``COUNTS_MAX_FILES``) with its coverage."""
     ranked = rank_files(_files(scan, scan.hits), priority)
     if len(ranked) > COUNTS_MAX_FILES:
@@ -315,19 +324,18 @@ def _counts(scan: Scan, priority: str | None, warnings: list[ResultWarning]) -> 
         ranked = ranked[:COUNTS_MAX_FILES]
     _fill(scan, ranked)
     rows = scan.matches.rows
-    docs = []
+    docs: list[GroundDoc] = []
     for entry in ranked:
         pages = {page_of(rows[index]) for _, index in entry.chunks} - {None}
-        docs.append(
-            {
-                "corpus": entry.corpus,
-                "path": entry.path,
-                "absolute_path": entry.abs_path,
-                "score": int(entry.score),  # a sum of occurrence counts
-                "stale": is_stale(entry),
-                "coverage": {"chunks": len(entry.chunks), "pages": len(pages) if pages else None},
-            }
-        )
+        doc: CountsDoc = {
+            "corpus": entry.corpus,
+            "path": entry.path,
+            "absolute_path": entry.abs_path,
+            "score": int(entry.score),  # a sum of occurrence counts
+            "stale": is_stale(entry),
+            "coverage": {"chunks": len(entry.chunks), "pages": len(pages) if pages else None},
+        }
+        docs.append(doc)
     return docs
 
 
@@ -339,7 +347,7 @@ def _ranked_docs(
     reserve: str | None,
     params: dict[str, Any],
     cuts: list[tuple[str, str]],
-) -> list[dict[str, Any]]:
+) -> list[GroundDoc]:
     limit, top_files, per_file = params["limit"], params["top_files"], params["chunks_per_file"]
     rows = scan.matches.rows
     # The candidate pool: the `limit` chunks with the most occurrences (the priority corpus wins ties).
@@ -370,28 +378,27 @@ def _ranked_docs(
         cuts.append(("chunks_per_file", f"chunks_per_file={per_file} hid {unit} of {hidden} file(s)"))
     shown = [e[:per_file] for e in entries]
     full = iter(scan.matches.full_rows([index for e in shown for (_, index), _ in e]))
-    docs = []
+    docs: list[GroundDoc] = []
     for entry, file_entries in zip(chosen, shown, strict=True):
         chunks = [
             _chunk(found, next(full), on_page, phrase, params["snippet_chars"], mode.footnotes)
             for (found, _), on_page in file_entries
         ]
-        docs.append(
-            {
-                "corpus": entry.corpus,
-                "path": entry.path,
-                "absolute_path": entry.abs_path,
-                "score": int(entry.score),  # a sum of occurrence counts
-                "summary": entry.summary,
-                "keywords": entry.keywords,
-                "stale": is_stale(entry),
-                "chunks": chunks,
-            }
-        )
+        doc: ChunkedDoc = {
+            "corpus": entry.corpus,
+            "path": entry.path,
+            "absolute_path": entry.abs_path,
+            "score": int(entry.score),  # a sum of occurrence counts
+            "summary": entry.summary,
+            "keywords": entry.keywords,
+            "stale": is_stale(entry),
+            "chunks": chunks,
+        }
+        docs.append(doc)
     return docs
 
 
-def _entries(entry: PhraseFile, rows: list[Row], mode: Mode) -> list[tuple[tuple[int, int], int | None]]:
+def _entries(entry: PhraseFile, rows: list[ChunkRow], mode: Mode) -> list[tuple[tuple[int, int], int | None]]:
     """A file's hits, most occurrences first (then chunk order), grouped per page when asked."""
     best = sorted(entry.chunks, key=lambda c: (-c[0], rows[c[1]]["ordinal"]))
     if mode.group_by == "page":
@@ -400,17 +407,18 @@ def _entries(entry: PhraseFile, rows: list[Row], mode: Mode) -> list[tuple[tuple
 
 
 def _chunk(
-    found: int, row: Row, on_page: int | None, phrase: Phrase, width: int, footnotes: str
-) -> dict[str, Any]:
-    chunk: dict[str, Any] = {
+    found: int, row: ChunkRow, on_page: int | None, phrase: Phrase, width: int, footnotes: str
+) -> GroundChunk:
+    chunk: GroundChunk = {
         "heading_path": list(row["heading_path"] or []),
         "line_start": int(row["line_start"]),
         "line_end": int(row["line_end"]),
         "score": found,
         "snippet": phrase_snippet(view(row["text"] or "", footnotes), phrase, width),
     }
-    if row.get("page") is not None:
-        chunk["page"] = int(row["page"])
+    page = row.get("page")
+    if page is not None:
+        chunk["page"] = int(page)
     if on_page is not None:
         chunk["chunk_count"] = on_page
     return chunk

@@ -45,7 +45,8 @@ def _idle_secs() -> float:
 
 def _peer_uid(conn: socket.socket) -> int:
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    uid: int = struct.unpack("3i", creds)[1]  # (pid, uid, gid)
+    return uid
 
 
 def _read_hello(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,8 @@ and it has no code intelligence (it does not parse, search or understand source 
 tools for that). When it finds nothing relevant, say the knowledge base is silent rather than guessing.
 """
 
-RENDERERS = {
+# Each takes the operation's result type (protocol/results.py); the daemon's answer arrives untyped.
+RENDERERS: dict[str, Callable[[Any], str]] = {
     "ground": render_ground,
     "index": render_index,
     "list_corpora": render_corpora,

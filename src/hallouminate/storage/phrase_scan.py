@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hallouminate.ports import Row
+from hallouminate.ports import ChunkRow
 from hallouminate.storage.schema import RESULT_COLUMNS
 
 # What a phrase scan needs of a row: the result columns but the frontmatter and bookkeeping, plus the
@@ -42,18 +42,20 @@ class PhraseMatches:
         self._pattern = pattern
         self.more = more
         found = pc.count_substring_regex(table["text"], pattern=pattern, ignore_case=True)
-        self.rows: list[Row] = table.select(LIGHT_COLUMNS).append_column("occurrences", found).to_pylist()
+        self.rows: list[ChunkRow] = (
+            table.select(LIGHT_COLUMNS).append_column("occurrences", found).to_pylist()
+        )
 
     def texts(self, indices: list[int]) -> list[str]:
         if not indices:
             return []
         return [text or "" for text in self._table["text"].take(_indices(indices)).to_pylist()]
 
-    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[Row]:
+    def full_rows(self, indices: list[int], columns: list[str] | None = None) -> list[ChunkRow]:
         if not indices:
             return []
         table = self._table if columns is None else self._table.select(columns)
-        rows: list[Row] = table.take(_indices(indices)).to_pylist()
+        rows: list[ChunkRow] = table.take(_indices(indices)).to_pylist()
         return rows
 
     def count(self, texts: list[str]) -> list[int]:

@@ -12,13 +12,13 @@ import asyncio
 import functools
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hallouminate.ports import Row, Vector
+from hallouminate.ports import ChunkRow, Vector
 from hallouminate.storage import sql
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
@@ -54,13 +54,13 @@ class _CorpusRows:
         return {row_id: i for i, row_id in enumerate(self.rows["id"].to_pylist())}
 
 
-def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Row]:
+def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[ChunkRow]:
     """The rows at (corpus position, row) ``places``, in that order: one take per corpus (converting
     row by row costs ~40 us a row)."""
     by_corpus: dict[int, list[int]] = {}
     for position, index in places:
         by_corpus.setdefault(position, []).append(index)
-    converted: dict[tuple[int, int], Row] = {}
+    converted: dict[tuple[int, int], ChunkRow] = {}
     for position, indices in by_corpus.items():
         for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
@@ -106,7 +106,7 @@ class AsyncReader:
             self._generation = generation
         return self._table
 
-    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[Row]:
+    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[ChunkRow]:
         """Nearest chunks by cosine distance; each row gains ``score`` = cosine similarity."""
         if not corpora or limit <= 0:
             return []
@@ -116,7 +116,7 @@ class AsyncReader:
         if sum(sizes) <= self._in_memory_rows:
             return await self._vector_search_in_memory(table, query, corpora, limit)
         builder = await table.search(query, vector_column_name="vector")
-        rows: list[Row] = (
+        rows: list[dict[str, Any]] = (  # LanceDB's rows: the result columns and its ``_distance``
             await builder.distance_type("cosine")
             .where(sql.in_list("corpus", corpora))
             .select([*RESULT_COLUMNS, "_distance"])
@@ -125,7 +125,7 @@ class AsyncReader:
         )
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
-        return rows
+        return cast("list[ChunkRow]", rows)
 
     async def _in_memory(self, table: Any, corpus: str) -> _CorpusRows:
         """One corpus's rows and unit vectors, read once per commit."""
@@ -195,7 +195,7 @@ class AsyncReader:
 
     async def _vector_search_in_memory(
         self, table: Any, query: Vector, corpora: Sequence[str], limit: int
-    ) -> list[Row]:
+    ) -> list[ChunkRow]:
         found: list[tuple[float, int, int]] = []  # (-score, corpus position, row) sorts best first
         loaded = [await self._in_memory(table, corpus) for corpus in corpora]
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
@@ -217,7 +217,7 @@ class AsyncReader:
             {**row, "score": -negative} for row, (negative, _p, _i) in zip(converted, chosen, strict=True)
         ]
 
-    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[Row]:
+    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[ChunkRow]:
         """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
         if not corpora or limit <= 0 or not terms:
             return []
@@ -228,7 +228,7 @@ class AsyncReader:
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) > self._in_memory_rows:
             found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
-            by_id = {row["id"]: row for row in await found.to_list()}
+            by_id: dict[str, ChunkRow] = {row["id"]: row for row in await found.to_list()}
             # A hit whose row a concurrent commit just removed is skipped, never invented.
             return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
         loaded = [await self._in_memory(table, corpus) for corpus in corpora]

@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from hallouminate.errors import StoreFault
+from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import sql
 from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
@@ -165,7 +166,7 @@ class Store:
         return None
 
     # -- writes --------------------------------------------------------------------------------------
-    def replace_files(self, corpus: str, files: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    def replace_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]]) -> None:
         """Replace all rows of each listed file, each file in one commit; an empty list deletes it."""
         items = list(files.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
@@ -264,9 +265,9 @@ class Store:
                 states[path] = FileState(int(size), int(mtime), str(digest), int(at))
         return states
 
-    def file_rows(self, corpus: str, path: str) -> list[dict[str, Any]]:
+    def file_rows(self, corpus: str, path: str) -> list[ChunkRow]:
         """Every row of one file in chunk order, without vectors."""
-        rows = (
+        rows: list[ChunkRow] = (
             self._table.search()
             .where(sql.corpus_files(corpus, [path]))
             .select([*RESULT_COLUMNS, "ordinal"])

@@ -9,9 +9,10 @@ agent can read a page and name the lines it wants replaced. Every refusal is a c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from hallouminate.errors import Conflict, InvalidArgument, NotFound
+from hallouminate.protocol.arguments import AddMarkdownArgs
 from hallouminate.wiki.markdown import Heading, headings, parse
 
 EditMode = Literal["under_heading", "replace_lines", "replace_match"]
@@ -38,7 +39,7 @@ class Edited:
     lines: tuple[int, int] | None
 
 
-def parse_edit(args: dict[str, Any]) -> Edit | None:
+def parse_edit(args: AddMarkdownArgs) -> Edit | None:
     """The section edit the arguments ask for, or None for a whole-file write."""
     given = [mode for mode in EDIT_MODES if args.get(mode) is not None]
     if len(given) > 1:

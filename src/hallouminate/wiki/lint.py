@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
 
 from markdown_it.token import Token
 
 from hallouminate.browse.wikilinks import parse_wikilinks, resolve_link
 from hallouminate.indexing.frontmatter import parse_frontmatter
+from hallouminate.protocol.results import WriteWarning
 from hallouminate.wiki.markdown import frontmatter, headings, parse
 
 KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -28,10 +28,10 @@ KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_PER_CODE = 20
 
 
-def lint_page(path: str, text: str, pages: set[str]) -> list[dict[str, Any]]:
+def lint_page(path: str, text: str, pages: set[str]) -> list[WriteWarning]:
     """Warnings for the Markdown page ``path`` holding ``text``; ``pages`` are the corpus' files."""
     tokens = parse(text)
-    warnings: list[dict[str, Any]] = []
+    warnings: list[WriteWarning] = []
     warnings += _frontmatter(text, tokens)
     warnings += _title(text, tokens)
     warnings += _heading_jumps(tokens)
@@ -42,14 +42,14 @@ def lint_page(path: str, text: str, pages: set[str]) -> list[dict[str, Any]]:
     return _capped(warnings)
 
 
-def _warn(code: str, message: str, line: int | None = None) -> dict[str, Any]:
-    warning: dict[str, Any] = {"code": code, "message": message}
+def _warn(code: str, message: str, line: int | None = None) -> WriteWarning:
+    warning: WriteWarning = {"code": code, "message": message}
     if line is not None:
         warning["line"] = line
     return warning
 
 
-def _frontmatter(text: str, tokens: list[Token]) -> list[dict[str, Any]]:
+def _frontmatter(text: str, tokens: list[Token]) -> list[WriteWarning]:
     block = frontmatter(tokens)
     if block is None:
         first = text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
@@ -74,7 +74,7 @@ def _frontmatter(text: str, tokens: list[Token]) -> list[dict[str, Any]]:
     ]
 
 
-def _title(text: str, tokens: list[Token]) -> list[dict[str, Any]]:
+def _title(text: str, tokens: list[Token]) -> list[WriteWarning]:
     block = frontmatter(tokens)
     lines = text.lstrip("\ufeff").split("\n")
     for number in range((block.end if block else 0), len(lines)):
@@ -94,7 +94,7 @@ def _title(text: str, tokens: list[Token]) -> list[dict[str, Any]]:
     return [_warn("missing-title", "the page is empty: start it with a '# Title' line")]
 
 
-def _heading_jumps(tokens: list[Token]) -> list[dict[str, Any]]:
+def _heading_jumps(tokens: list[Token]) -> list[WriteWarning]:
     out = []
     previous = None
     for heading in headings(tokens):
@@ -111,7 +111,7 @@ def _heading_jumps(tokens: list[Token]) -> list[dict[str, Any]]:
     return out
 
 
-def _empty_links(tokens: list[Token]) -> list[dict[str, Any]]:
+def _empty_links(tokens: list[Token]) -> list[WriteWarning]:
     out = []
     for block in tokens:
         if block.type != "inline" or not block.children:
@@ -125,7 +125,7 @@ def _empty_links(tokens: list[Token]) -> list[dict[str, Any]]:
     return out
 
 
-def _empty_mermaid(tokens: list[Token]) -> list[dict[str, Any]]:
+def _empty_mermaid(tokens: list[Token]) -> list[WriteWarning]:
     out = []
     for token in tokens:
         if (
@@ -139,7 +139,7 @@ def _empty_mermaid(tokens: list[Token]) -> list[dict[str, Any]]:
     return out
 
 
-def _stem(path: str) -> list[dict[str, Any]]:
+def _stem(path: str) -> list[WriteWarning]:
     name = PurePosixPath(path).name
     stem = name.rsplit(".", 1)[0]
     if KEBAB.fullmatch(stem):
@@ -154,7 +154,7 @@ def _stem(path: str) -> list[dict[str, Any]]:
     ]
 
 
-def _wikilinks(text: str, pages: set[str]) -> list[dict[str, Any]]:
+def _wikilinks(text: str, pages: set[str]) -> list[WriteWarning]:
     stems: dict[str, set[str]] = {}
     for rel in pages:
         stems.setdefault(PurePosixPath(rel).name.removesuffix(".md"), set()).add(rel)
@@ -178,7 +178,7 @@ def _wikilinks(text: str, pages: set[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _capped(warnings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _capped(warnings: list[WriteWarning]) -> list[WriteWarning]:
     counts: dict[str, int] = {}
     out = []
     for warning in warnings:

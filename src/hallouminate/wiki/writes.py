@@ -16,14 +16,23 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Generic, TypeVar
 
 from hallouminate import testing_hooks
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import BadEncoding, CallerError, Conflict, FilesystemFault, NotFound, TooLarge
 from hallouminate.ignore import path_ignored
 from hallouminate.indexing.walker import corpus_files, listed_in, matches
+from hallouminate.protocol.arguments import AddMarkdownArgs
 from hallouminate.protocol.limits import PAGE_MAX_BYTES
+from hallouminate.protocol.results import (
+    AddMarkdownResult,
+    DeleteMarkdownResult,
+    IndexAction,
+    IndexFileAction,
+    WriteAction,
+    WriteWarning,
+)
 from hallouminate.sandbox import DirChain, PathMissing, is_markdown, not_found, open_for_read
 from hallouminate.wiki import atomic
 from hallouminate.wiki.edits import Edit, apply_edit, parse_edit
@@ -49,26 +58,31 @@ log = logging.getLogger("hallouminate.wiki")
 WRITE_MAX_BYTES = PAGE_MAX_BYTES
 _NOT_DELETED = "nothing was deleted"
 
+R = TypeVar("R", AddMarkdownResult, DeleteMarkdownResult)
+
 
 @dataclass
-class WriteOutcome:
-    """The tool's result (without the re-index part) and the corpus-relative paths to re-index."""
+class WriteOutcome(Generic[R]):
+    """The tool's result (its re-index part empty: the daemon fills it) and the corpus-relative paths
+    to re-index."""
 
-    result: dict[str, Any]
+    result: R
     reindex: list[str] = field(default_factory=list)
 
 
-def add_markdown(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutcome:
+def add_markdown(
+    spec: CorpusSpec, args: AddMarkdownArgs, journal: Journal
+) -> WriteOutcome[AddMarkdownResult]:
     with _filesystem_faults(spec, args["path"], "write"):
         return _add(spec, args, journal)
 
 
-def delete_markdown(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
+def delete_markdown(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome[DeleteMarkdownResult]:
     with _filesystem_faults(spec, path, "delete"):
         return _delete(spec, path, journal)
 
 
-def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutcome:
+def _add(spec: CorpusSpec, args: AddMarkdownArgs, journal: Journal) -> WriteOutcome[AddMarkdownResult]:
     path: str = args["path"]
     content: str = args["content"]
     overwrite = bool(args.get("overwrite", False))
@@ -83,10 +97,11 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
         chain = DirChain(root, path, segments[:-1], create=edit is None)
     except PathMissing:
         raise _missing_for_edit(spec, root, path, later) from None
-    shadow: list[dict[str, Any]] = []
+    shadow: list[WriteWarning] = []
     with chain:
         existing = chain.look(depth, name, path)
         changed_lines: tuple[int, int] | None = None
+        action: WriteAction
         if existing is None:
             if edit is not None:
                 raise _missing_for_edit(spec, root, path, later)
@@ -117,7 +132,7 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
         if is_markdown(path):
             warnings = _lint(path, data, files) + warnings
         warnings = shadow + warnings
-    result = {
+    result: AddMarkdownResult = {
         "corpus": spec.name,
         "path": path,
         "absolute_path": str(root.joinpath(*segments)),
@@ -127,11 +142,13 @@ def _add(spec: CorpusSpec, args: dict[str, Any], journal: Journal) -> WriteOutco
         "bytes": len(data),
         "index_files": index_files,
         "warnings": warnings,
+        "reindexed": [],
+        "chunks_written": 0,
     }
     return WriteOutcome(result, [path, *reindex])
 
 
-def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
+def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome[DeleteMarkdownResult]:
     root = write_root(spec)
     segments = check_write_path(spec, root, path)
     later = _later_copy(spec, path)
@@ -153,13 +170,14 @@ def _delete(spec: CorpusSpec, path: str, journal: Journal) -> WriteOutcome:
         )
         if later is not None:
             warnings = [_shadow_warning(path, later, root, hidden=False), *warnings]
-    result = {
+    result: DeleteMarkdownResult = {
         "corpus": spec.name,
         "path": path,
         "absolute_path": str(root.joinpath(*segments)),
         "deleted": True,
         "index_files": index_files,
         "warnings": warnings,
+        "reindexed": [],
     }
     return WriteOutcome(result, [path, *reindex])
 
@@ -174,7 +192,7 @@ def _refresh_indexes(
     journal: Journal,
     *,
     scaffold: bool,
-) -> tuple[list[dict[str, str]], list[str], list[dict[str, Any]]]:
+) -> tuple[list[IndexFileAction], list[str], list[WriteWarning]]:
     """Rewrite the lists of every ancestor ``index.md`` (repository wikis only), deepest first, so a
     scaffolded ``index.md`` already glosses its directory in its parent's list.
 
@@ -190,9 +208,9 @@ def _refresh_indexes(
             titles[rel] = _title_of(root, rel)
         return titles[rel]
 
-    touched: list[dict[str, str]] = []
+    touched: list[IndexFileAction] = []
     changed: list[str] = []
-    warnings: list[dict[str, Any]] = []
+    warnings: list[WriteWarning] = []
     for depth in range(len(segments) - 1, -1, -1):
         directory = "/".join(segments[:depth])
         rel = index_path(directory)
@@ -230,7 +248,7 @@ def _refresh_one(
     journal: Journal,
     *,
     scaffold: bool,
-) -> str | None:
+) -> IndexAction | None:
     rel = index_path(directory)
     info = chain.look(depth, INDEX_NAME, rel)
     if info is None:
@@ -255,7 +273,7 @@ def _refresh_one(
     return "updated"
 
 
-def _lint(path: str, data: bytes, files: set[str]) -> list[dict[str, Any]]:
+def _lint(path: str, data: bytes, files: set[str]) -> list[WriteWarning]:
     try:
         return lint_page(path, data.decode("utf-8"), files)
     except Exception as exc:  # advisory: a lint bug must not turn a done write into an error
@@ -360,7 +378,7 @@ def _later_copy(spec: CorpusSpec, path: str) -> Path | None:
     return None
 
 
-def _shadow_warning(path: str, later: Path, root: Path, *, hidden: bool) -> dict[str, Any]:
+def _shadow_warning(path: str, later: Path, root: Path, *, hidden: bool) -> WriteWarning:
     if hidden:
         return {
             "code": "shadows-later-copy",

@@ -1,0 +1,72 @@
+"""The arguments of each operation, as the daemon reads them once ``ARGS[op]`` has checked them.
+
+A request's ``args`` arrive as a plain map; the dispatcher validates them against the operation's schema
+(protocol/schemas.py ``ARGS``) and only then hands them on typed as one of these. They say what the
+schemas say, key for key (tests/protocol/test_result_types.py); the bounds (lengths, ranges) stay the
+schemas' and the limits table's. No ``from __future__ import annotations``: see results.py.
+"""
+
+from typing import Literal, NotRequired, TypedDict, final
+
+
+@final
+class NoArgs(TypedDict):
+    """``ping``, ``status``, ``shutdown``, ``list_corpora``."""
+
+
+@final
+class CorpusArgs(TypedDict):
+    """``index``, ``list_files``, ``list_tree``, ``corpus_stats``: an optional corpus name."""
+
+    corpus: NotRequired[str]
+
+
+@final
+class GroundArgs(TypedDict):
+    query: str
+    corpus: NotRequired[str]
+    top_files: NotRequired[int]
+    chunks_per_file: NotRequired[int]
+    limit: NotRequired[int]
+    snippet_chars: NotRequired[int]
+    match: NotRequired[Literal["ranked", "phrase"]]
+    group_by: NotRequired[Literal["page"]]
+    output: NotRequired[Literal["counts"]]
+    footnotes: NotRequired[Literal["include", "exclude", "only"]]
+
+
+@final
+class ReadMarkdownArgs(TypedDict):
+    corpus: NotRequired[str]
+    path: str
+    line_numbers: NotRequired[bool]
+
+
+@final
+class BacklinksArgs(TypedDict):
+    corpus: NotRequired[str]
+    path: str
+
+
+class LineRange(TypedDict):
+    start: int
+    end: int
+
+
+@final
+class AddMarkdownArgs(TypedDict):
+    corpus: str
+    path: str
+    content: str
+    overwrite: NotRequired[bool]
+    # At most one section edit: under_heading (with position), replace_lines or replace_match.
+    under_heading: NotRequired[str]
+    position: NotRequired[Literal["append", "prepend"]]
+    replace_lines: NotRequired[LineRange]
+    replace_match: NotRequired[str]
+
+
+@final
+class DeleteMarkdownArgs(TypedDict):
+    corpus: str
+    path: str

@@ -1,0 +1,316 @@
+"""The result of every operation, as the daemon builds it and its clients read it: the frozen shapes.
+
+The engine (search, browse, wiki, indexing, daemon) builds these; the shim, the CLI, the renderers and
+the evaluation read them. They are what `protocol/schemas.py` publishes as output schemas, key for key:
+tests/protocol/test_result_types.py compares every property name, required key (``NotRequired`` here),
+JSON type and enum (``Literal`` here) of both, and of the lighter schemas the MCP server publishes.
+
+``NotRequired`` marks what the published schema does not promise, even where the daemon always sends it
+today (``keywords`` on a doc, ``files_seen`` in an index report): clients may not rely on those keys.
+Types only (no runtime cost): a result is a plain dict on the wire and in Python. No ``from __future__
+import annotations`` here: with it, Python 3.11 reports ``NotRequired`` keys in ``__required_keys__``.
+"""
+
+from typing import Literal, NotRequired, TypedDict, final
+
+# -- shared ------------------------------------------------------------------------------------------------
+
+
+class ResultWarning(TypedDict):
+    """An advisory of a result (``index``): the result is still complete and usable."""
+
+    code: str
+    message: str
+
+
+# -- ground ------------------------------------------------------------------------------------------------
+
+
+class GroundWarning(TypedDict):
+    code: str
+    message: str
+    # phrase-truncated: the bounds that cut the result (limit, top_files, chunks_per_file, scan_cap).
+    bounds: NotRequired[list[str]]
+
+
+class GroundStats(TypedDict):
+    hits: int
+    # Phrase mode only: the occurrences counted (``hits`` are the chunks holding them).
+    occurrences: NotRequired[int]
+
+
+class GroundChunk(TypedDict):
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    # Ranked: 0..1; phrase mode: the chunk's occurrence count (an int).
+    score: float
+    snippet: str
+    # PDF chunks only: the 1-based page (line numbers are within its text).
+    page: NotRequired[int]
+    corpus: NotRequired[str]
+    # group_by "page": the page's matched chunks (this one is the best).
+    chunk_count: NotRequired[int]
+
+
+class Coverage(TypedDict):
+    chunks: int
+    pages: int | None
+
+
+# Final: a doc is one or the other, and ``"chunks" in doc`` tells which.
+@final
+class ChunkedDoc(TypedDict):
+    """A file of a ``ground`` result with its best chunks (every mode but output "counts")."""
+
+    corpus: str
+    path: str
+    absolute_path: str
+    score: float
+    summary: str
+    keywords: NotRequired[list[str]]
+    stale: bool
+    chunks: list[GroundChunk]
+
+
+@final
+class CountsDoc(TypedDict):
+    """A file of an output "counts" result: its coverage instead of summary, keywords and chunks."""
+
+    corpus: str
+    path: str
+    absolute_path: str
+    # The file's occurrence count (an int).
+    score: float
+    stale: bool
+    coverage: Coverage
+
+
+GroundDoc = ChunkedDoc | CountsDoc
+
+
+class GroundResult(TypedDict):
+    query: str
+    took_ms: float
+    stats: GroundStats
+    docs: list[GroundDoc]
+    warnings: list[GroundWarning]
+
+
+# -- index -------------------------------------------------------------------------------------------------
+
+
+class SkippedFile(TypedDict):
+    path: str
+    reason: str
+
+
+class IndexReport(TypedDict):
+    """One corpus of an ``index`` run."""
+
+    corpus: str
+    files_seen: NotRequired[int]
+    files_upserted: int
+    files_touched: int
+    files_deleted: int
+    files_skipped: int
+    skipped: NotRequired[list[SkippedFile]]
+    # Files indexed as plain text because their frontmatter is not valid YAML.
+    frontmatter_errors: NotRequired[list[SkippedFile]]
+    chunks_written: int
+    seconds: float
+
+
+class IndexResult(TypedDict):
+    corpora: list[IndexReport]
+    seconds: float
+    warnings: list[ResultWarning]
+
+
+class ProgressEvent(TypedDict):
+    """The ``progress`` event of a streaming ``index`` (not a result: sent before it)."""
+
+    corpus: str
+    done: int
+    total: int
+    # The file being indexed; None in the last event of a corpus.
+    path: str | None
+
+
+# -- the read tools ----------------------------------------------------------------------------------------
+
+
+class CorpusEntry(TypedDict):
+    name: str
+    kind: Literal["wiki", "corpus", "custom"]
+    paths: list[str]
+    globs: NotRequired[list[str]]
+    exclude: NotRequired[list[str]]
+    repository: str | None
+
+
+class ListCorporaResult(TypedDict):
+    corpora: list[CorpusEntry]
+    default_corpus: NotRequired[str | None]
+    repository: NotRequired[str | None]
+    # Why a discovered repository is missing, if one is.
+    warnings: NotRequired[list[str]]
+
+
+class FileRef(TypedDict):
+    path: str
+    absolute_path: str
+
+
+class ListFilesResult(TypedDict):
+    corpus: str
+    files: list[FileRef]
+
+
+class TreeNode(TypedDict):
+    """A directory of ``list_tree`` (the root's ``path`` is ""); subdirs and files sorted by name."""
+
+    path: str
+    # The directory in the root of the first file beneath it; the root node's is the first root (None
+    # for a corpus without roots).
+    absolute_path: NotRequired[str | None]
+    files: list[FileRef]
+    subdirs: list["TreeNode"]
+
+
+class ListTreeResult(TypedDict):
+    corpus: str
+    roots: NotRequired[list[str]]
+    tree: TreeNode
+
+
+class ReadMarkdownResult(TypedDict):
+    corpus: str
+    path: str
+    absolute_path: str
+    content: str
+    bytes: int
+
+
+class CorpusStatsResult(TypedDict):
+    corpus: str
+    indexed_files: int
+    total_chunks: int
+    last_indexed_ms: int | None
+    unindexed_files: int
+
+
+class BacklinksResult(TypedDict):
+    corpus: str
+    path: str
+    backlinks: list[str]
+
+
+# -- the write tools ---------------------------------------------------------------------------------------
+
+
+class WriteWarning(TypedDict):
+    code: str
+    message: str
+    line: NotRequired[int]
+    path: NotRequired[str]
+
+
+IndexAction = Literal["scaffolded", "updated", "left-alone"]
+WriteAction = Literal["created", "overwritten", "edited", "unchanged"]
+
+
+class IndexFileAction(TypedDict):
+    """An ancestor ``index.md`` a write touched."""
+
+    path: str
+    action: IndexAction
+
+
+class ChangedLines(TypedDict):
+    # 1-based, inclusive: the lines of the new text the edit wrote. Sent together, not promised apart.
+    start: NotRequired[int]
+    end: NotRequired[int]
+
+
+# Final: the daemon tells a write's result from a delete's by ``"deleted" in result``.
+@final
+class AddMarkdownResult(TypedDict):
+    corpus: str
+    path: str
+    absolute_path: str
+    action: WriteAction
+    # The section edit's mode (under_heading, replace_lines, replace_match), None for a whole-page write.
+    edit: str | None
+    changed_lines: ChangedLines | None
+    bytes: int
+    index_files: list[IndexFileAction]
+    warnings: list[WriteWarning]
+    reindexed: list[str]
+    chunks_written: int
+
+
+@final
+class DeleteMarkdownResult(TypedDict):
+    corpus: str
+    path: str
+    absolute_path: str
+    deleted: bool
+    index_files: list[IndexFileAction]
+    warnings: list[WriteWarning]
+    reindexed: list[str]
+
+
+# -- the daemon's own operations (the CLI's; no MCP tool) --------------------------------------------------
+
+
+class PingResult(TypedDict):
+    version: str
+    protocol: int
+    pid: int
+
+
+class ShutdownResult(TypedDict):
+    stopping: bool
+    pid: int
+
+
+class RuntimeStatus(TypedDict):
+    """What the daemon's runtime reports of itself (``status`` adds the server's part)."""
+
+    version: str
+    pid: int
+    # "loaded", "loading" or "failed: <reason>".
+    model: str
+    model_name: str
+    model_cache_dir: str
+    store_dir: str
+    watched_roots: list[str]
+    # Re-embedding done by the watcher and the write tools, discovery scans, shared resolves.
+    counters: dict[str, int]
+
+
+class StatusResult(RuntimeStatus):
+    socket: str
+    uptime_secs: float
+    connections: int
+    in_flight: int
+    idle_exit_secs: float
+
+
+# Any operation's result (the dispatcher's handlers return one of these).
+OpResult = (
+    GroundResult
+    | IndexResult
+    | ListCorporaResult
+    | ListFilesResult
+    | ListTreeResult
+    | ReadMarkdownResult
+    | CorpusStatsResult
+    | BacklinksResult
+    | AddMarkdownResult
+    | DeleteMarkdownResult
+    | PingResult
+    | ShutdownResult
+    | StatusResult
+)
