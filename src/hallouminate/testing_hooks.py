@@ -11,7 +11,9 @@ normal behaviour. None of these is configuration: they are not for users and cha
 - ``HALLOUMINATE_TEST_SHIM_FINGERPRINT`` (``shim_fingerprint_salt``): a warm shim host that looks built
   from other code (host replacement tests);
 - ``HALLOUMINATE_TEST_WRITE_FAULTS`` (``write_fault_point``): kills and pauses at points inside a wiki
-  write (crash-safety and race tests).
+  write (crash-safety and race tests);
+- ``HALLOUMINATE_TEST_INDEX_PAUSE`` (``index_pause_point``): holds a whole-corpus index run at a progress
+  report, so a test knows a search or a second index arrived while it was running.
 
 Standard library only: the shim's launcher imports it and must start in a few tens of milliseconds.
 """
@@ -27,12 +29,15 @@ FAKE_VERSION = "HALLOUMINATE_TEST_FAKE_VERSION"
 FRAME_STALL_SECS = "HALLOUMINATE_TEST_FRAME_STALL_SECS"
 SHIM_FINGERPRINT = "HALLOUMINATE_TEST_SHIM_FINGERPRINT"
 WRITE_FAULTS = "HALLOUMINATE_TEST_WRITE_FAULTS"
+INDEX_PAUSE = "HALLOUMINATE_TEST_INDEX_PAUSE"
 
 # Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
 # "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
 # synced, not yet published; "after-publish": renamed (or linked) into place, directory not yet synced.
 WRITE_FAULT_POINTS = ("after-check", "temp-half-written", "after-fsync", "after-publish")
 PAUSE_LIMIT_SECS = 30.0
+# An index held for a test that starts processes (a CLI, an MCP server) meanwhile, on a loaded machine.
+INDEX_PAUSE_LIMIT_SECS = 180.0
 
 
 def _read(variable: str) -> str:
@@ -77,10 +82,26 @@ def write_fault_point(point: str) -> None:
     if _take(directory / f"{point}.kill"):
         os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(10)  # never reached: SIGKILL is not deferred, but do not carry on writing meanwhile
+    _pause(directory, point, PAUSE_LIMIT_SECS)
+
+
+def index_pause_point() -> None:
+    """Hold the index run that reports progress now, if the suite asked for it; otherwise do nothing.
+
+    ``HALLOUMINATE_TEST_INDEX_PAUSE=<dir>`` turns it on: when ``<dir>/progress.pause`` exists, it is
+    removed, ``progress.reached`` is created, and the run (in its worker thread) waits until
+    ``progress.go`` appears. Called at each progress report of a whole-corpus run.
+    """
+    base = _read(INDEX_PAUSE)
+    if base:
+        _pause(Path(base), "progress", INDEX_PAUSE_LIMIT_SECS)
+
+
+def _pause(directory: Path, point: str, limit: float) -> None:
     if _take(directory / f"{point}.pause"):
         (directory / f"{point}.reached").touch()
         go = directory / f"{point}.go"
-        deadline = time.monotonic() + PAUSE_LIMIT_SECS
+        deadline = time.monotonic() + limit
         while not _take(go) and time.monotonic() < deadline:
             time.sleep(0.01)
 

@@ -91,7 +91,12 @@ async def test_edits_made_while_no_daemon_ran_are_caught_up(sandbox: Sandbox) ->
     (repo / ".hallouminate" / "wiki" / "wombat.md").write_text("# Wombat\n\nThe cubic wombat ledger.\n")
     conn = await connect_or_spawn()
     try:
-        assert (await paths_for(conn, repo, "cubic wombat ledger"))[:1] == ["wombat.md"]
+        # The catch-up runs in the background (a search answers meanwhile, warning that it is going):
+        # no index call is needed for the page to be found.
+        async def caught_up() -> bool:
+            return (await paths_for(conn, repo, "cubic wombat ledger"))[:1] == ["wombat.md"]
+
+        await wait_until(caught_up)
     finally:
         await conn.close()
 

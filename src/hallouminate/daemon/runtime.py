@@ -11,16 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hallouminate import __version__, xdg
+from hallouminate import __version__, testing_hooks, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
 from hallouminate.config.cache import ResolveCache
 from hallouminate.daemon.dirwatch import DirectoryWatch
@@ -43,6 +45,7 @@ from hallouminate.protocol.results import (
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
+    IndexingState,
     IndexReport,
     IndexResult,
     ListCorporaResult,
@@ -70,6 +73,36 @@ Emit = Callable[[str, ProgressEvent], None]
 INDEX_THREADS = 32
 
 
+@dataclass(eq=False)
+class _CorpusRun:
+    """A whole-corpus index run in flight (an ``index`` call, a catch-up, a watcher's full pass).
+
+    Searches never wait for it: they name it, with its counts, in their not-indexed warning. An ``index``
+    of the same corpus arriving meanwhile follows its progress until it ends, then runs its own pass.
+    """
+
+    corpus: str  # its display name
+    kind: str  # "index", "catch-up" or "watcher": said to a second index that waits for it
+    number: int  # runs start in this order: a run started after a request arrived covers that request
+    task: asyncio.Task[IndexReport] | None = None
+    last: ProgressEvent | None = None
+    # Called from the index thread with each progress event (``Emit`` is safe to call from any thread).
+    listeners: list[Callable[[ProgressEvent], None]] = field(default_factory=list)
+
+    def progress(self, event: ProgressEvent) -> None:
+        self.last = event
+        testing_hooks.index_pause_point()  # inert outside the test suite
+        for listener in tuple(self.listeners):  # a copy: the loop adds and removes listeners meanwhile
+            listener(event)
+
+    def state(self) -> IndexingState:
+        last = self.last
+        return {
+            "files_done": last["done"] if last is not None else 0,
+            "files_total": last["total"] if last is not None else None,
+        }
+
+
 class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -88,10 +121,14 @@ class Runtime:
         self._corpus_locks: dict[str, asyncio.Lock] = {}
         # Corpora whose files were compared with the store since this daemon started (catch-up done).
         self._caught_up: set[str] = set()
+        # The whole-corpus run in flight per corpus (store key); searches report it and never wait for it.
+        self._runs: dict[str, _CorpusRun] = {}
+        self._run_numbers = itertools.count()
         self._watcher: CorpusWatcher | None = None
         self._resolver = Resolver(ResolveCache(watch_factory=DirectoryWatch))
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
         self._background: set[asyncio.Task[None]] = set()
+        self._background_runs: set[asyncio.Task[IndexReport]] = set()
         # Index runs (a whole corpus, or the files a write or the watcher changed) hold a thread for their
         # whole length. On asyncio's default pool (cpu + 4 threads: 6 on two cores), seven runs of other
         # corpora at once took every thread, and a write, a read or a query embedding queued behind them
@@ -160,8 +197,10 @@ class Runtime:
                 else:
                     resolved = await self._resolve(root)
                 for spec in resolved.corpora.values():
-                    if spec.store_key not in self._caught_up:
-                        await self._index_corpus(spec, None)
+                    run = self._catch_up(spec)
+                    if run is not None and run.task is not None:
+                        # One corpus at a time: start-up must not start every known corpus at once.
+                        await asyncio.shield(run.task)
             except asyncio.CancelledError:
                 raise
             except HallouminateError as exc:
@@ -194,7 +233,7 @@ class Runtime:
             )
 
     async def _refresh_corpus(self, spec: CorpusSpec) -> None:
-        report = await self._index_corpus(spec, None)
+        report = await self._index_corpus(spec, None, kind="watcher")
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += report["files_upserted"]
 
@@ -315,20 +354,88 @@ class Runtime:
         self._register(resolved)
         return resolved
 
-    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> IndexReport:
+    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None, *, kind: str = "index") -> IndexReport:
+        """A whole-corpus pass that sees every change made before this call.
+
+        A run already going began before this call and may have passed a file changed since: the call
+        follows its progress (events marked ``waiting``) until it ends, then runs its own pass. A run
+        started after this call covers it: its report is this call's.
+        """
+        arrived = next(self._run_numbers)
+        while True:
+            run = self._runs.get(spec.store_key)
+            if run is None:
+                run = self._start_run(spec, kind)
+            if run.number > arrived:
+                return await self._follow(run, emit, waiting=False)
+            with contextlib.suppress(Exception):  # its failure was its caller's; this call runs its own
+                await self._follow(run, emit, waiting=True)
+
+    async def _follow(self, run: _CorpusRun, emit: Emit | None, *, waiting: bool) -> IndexReport:
+        assert run.task is not None
+        listener = None
+        if emit is not None:
+            run_kind = run.kind
+
+            def listener(event: ProgressEvent) -> None:
+                emit("progress", {**event, "waiting_for": run_kind} if waiting else event)
+
+            run.listeners.append(listener)
+            # Said at once, even before the run has listed its files: a silent wait reads as a hang.
+            listener(run.last or {"corpus": run.corpus, "done": 0, "total": 0, "path": None})
+        try:
+            # Shielded: a caller going away (a closed CLI) must not stop a run others follow or rely on.
+            return await asyncio.shield(run.task)
+        finally:
+            if listener is not None:
+                run.listeners.remove(listener)
+
+    def _start_run(self, spec: CorpusSpec, kind: str) -> _CorpusRun:
+        run = _CorpusRun(spec.name, kind, next(self._run_numbers))
+        self._runs[spec.store_key] = run
+        run.task = asyncio.get_running_loop().create_task(self._whole_corpus(spec, run))
+
+        def finished(task: asyncio.Task[IndexReport]) -> None:
+            if self._runs.get(spec.store_key) is run:
+                del self._runs[spec.store_key]
+            # Retrieved here, so a catch-up nobody awaits is logged once, not as "never retrieved".
+            if not task.cancelled() and (exc := task.exception()) is not None and kind != "index":
+                if isinstance(exc, HallouminateError):
+                    log.warning("%s of %s failed: %s", kind, spec.name, exc.message)
+                else:
+                    log.error("%s of %s failed", kind, spec.name, exc_info=exc)
+
+        run.task.add_done_callback(finished)
+        self._background_runs.add(run.task)
+        run.task.add_done_callback(self._background_runs.discard)
+        return run
+
+    async def _whole_corpus(self, spec: CorpusSpec, run: _CorpusRun) -> IndexReport:
         await self._store_ready(rebuild=True)
         _, _, indexer = await self._engine()
-        progress = None
-        if emit is not None:
-
-            def progress(data: ProgressEvent) -> None:
-                emit("progress", data)
-
         async with self._lock(spec.store_key):
             with self._store_faults():
-                report = await self._run_index(indexer.index_corpus, spec, progress)
+                report = await self._run_index(indexer.index_corpus, spec, run.progress)
         self._caught_up.add(spec.store_key)
         return report
+
+    def _catch_up(self, spec: CorpusSpec) -> _CorpusRun | None:
+        """The run bringing ``spec`` up to date, started in the background on first sight since start-up
+        (edits made while no daemon ran); None when it is current (the watcher keeps it so)."""
+        run = self._runs.get(spec.store_key)
+        if run is None and spec.store_key not in self._caught_up:
+            run = self._start_run(spec, "catch-up")
+        return run
+
+    def _indexing(self, specs: list[CorpusSpec]) -> dict[str, IndexingState]:
+        """Corpora (by display name) a whole-corpus run is indexing now, with its counts; the catch-up of
+        those never compared since start-up begins here."""
+        states: dict[str, IndexingState] = {}
+        for spec in specs:
+            run = self._catch_up(spec)
+            if run is not None:
+                states[spec.name] = run.state()
+        return states
 
     async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
@@ -355,10 +462,9 @@ class Runtime:
                 raise _no_corpora(cwd)
         _, embedder, _ = await self._engine()
         await self._store_ready(rebuild=False)
-        # First sight of a corpus since start: bring it up to date with edits made while we were down.
-        for spec in specs:
-            if spec.store_key not in self._caught_up:
-                await self._index_corpus(spec, None)
+        # Answered from what is indexed now, never after an index run: the corpora being indexed (their
+        # first catch-up since start-up begins here) are named in the not-indexed warning.
+        indexing = self._indexing(specs)
         s = resolved.settings  # the request's own: its repository's [search] overrides the baseline
         assert self._reader is not None
 
@@ -367,7 +473,7 @@ class Runtime:
         embed_query = self._batcher[1].embed
 
         with self._store_faults():
-            return await search.ground(
+            result = await search.ground(
                 self._reader,
                 embed_query,
                 specs,
@@ -382,6 +488,9 @@ class Runtime:
                 output=args.get("output"),
                 footnotes=args.get("footnotes"),
             )
+        if indexing:
+            result["warnings"] = search.with_indexing(result["warnings"], indexing)
+        return result
 
     async def list_corpora(self, cwd: Path) -> ListCorporaResult:
         from hallouminate import browse
@@ -414,10 +523,14 @@ class Runtime:
         spec = corpus_for(await self._resolve(cwd), corpus)
         await self._store_ready(rebuild=False)
         store, _, _ = await self._engine()
+        indexing = self._indexing([spec]).get(spec.name)  # never waited for: reported
         with self._store_faults():
             states = await asyncio.to_thread(store.file_states, spec.store_key)
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
-        return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
+        result = await asyncio.to_thread(browse.corpus_stats, spec, states, count)
+        if indexing is not None:
+            result["indexing"] = indexing
+        return result
 
     async def write(
         self, cwd: Path, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
@@ -481,6 +594,9 @@ class Runtime:
             "model_cache_dir": str(self.settings.model_cache_dir),
             "store_dir": str(self.settings.store_dir),
             "watched_roots": watched,
+            "indexing": [
+                {"corpus": run.corpus, "kind": run.kind, **run.state()} for run in self._runs.values()
+            ],
             "counters": {
                 **self.counters,
                 "discovery_scans": self._resolver.cache.discoveries,
@@ -493,9 +609,10 @@ class Runtime:
             self._loading.cancel()
         if self._watcher is not None:
             await self._watcher.close()
-        for task in list(self._background):
+        tasks = [*self._background, *self._background_runs]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         # Runs still going (a stop during a long index) are not waited for: the process exits next.
         self._index_pool.shutdown(wait=False, cancel_futures=True)
         self._resolver.close()

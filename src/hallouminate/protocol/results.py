@@ -26,11 +26,34 @@ class ResultWarning(TypedDict):
 # -- ground ------------------------------------------------------------------------------------------------
 
 
+class IndexingState(TypedDict):
+    """How far the index run in flight over a corpus is: files compared with the store so far, of the
+    corpus' files (None until the run has listed them)."""
+
+    files_done: int
+    files_total: int | None
+
+
+class UnindexedCorpus(TypedDict):
+    """One corpus named by a not-indexed warning."""
+
+    corpus: str
+    # Nothing of it is searchable yet.
+    empty: bool
+    # An index run (an index call, a catch-up, a watcher's full pass) is bringing it up to date now; the
+    # answer came from what was indexed before it ended.
+    indexing: bool
+    files_done: NotRequired[int]
+    files_total: NotRequired[int | None]
+
+
 class GroundWarning(TypedDict):
     code: str
     message: str
     # phrase-truncated: the bounds that cut the result (limit, top_files, chunks_per_file, scan_cap).
     bounds: NotRequired[list[str]]
+    # not-indexed: each corpus it is about.
+    corpora: NotRequired[list[UnindexedCorpus]]
 
 
 class GroundStats(TypedDict):
@@ -135,6 +158,9 @@ class ProgressEvent(TypedDict):
     total: int
     # The file being indexed; None in the last event of a corpus.
     path: str | None
+    # Set while this request waits for a run of the corpus already going (the events are that run's):
+    # what started it, "index", "catch-up" or "watcher". The request's own pass follows.
+    waiting_for: NotRequired[str]
 
 
 # -- the read tools ----------------------------------------------------------------------------------------
@@ -198,6 +224,8 @@ class CorpusStatsResult(TypedDict):
     total_chunks: int
     last_indexed_ms: int | None
     unindexed_files: int
+    # Present while an index run is bringing the corpus up to date: the figures above are from before it.
+    indexing: NotRequired[IndexingState]
 
 
 class BacklinksResult(TypedDict):
@@ -275,6 +303,12 @@ class ShutdownResult(TypedDict):
     pid: int
 
 
+class RunningIndex(IndexingState):
+    corpus: str
+    # What started it: "index", "catch-up" or "watcher".
+    kind: str
+
+
 class RuntimeStatus(TypedDict):
     """What the daemon's runtime reports of itself (``status`` adds the server's part)."""
 
@@ -288,6 +322,8 @@ class RuntimeStatus(TypedDict):
     watched_roots: list[str]
     # Re-embedding done by the watcher and the write tools, discovery scans, shared resolves.
     counters: dict[str, int]
+    # The whole-corpus index runs going now (searches answer meanwhile, naming them).
+    indexing: NotRequired[list[RunningIndex]]
 
 
 class StatusResult(RuntimeStatus):

@@ -139,9 +139,33 @@ _GROUND_WARNINGS: dict[str, Any] = {
             "message": {"type": "string"},
             # phrase-truncated: which bounds cut the result (limit, top_files, chunks_per_file, scan_cap).
             "bounds": {"type": "array", "items": {"type": "string"}},
+            # not-indexed: each corpus it is about, empty and/or being indexed now (with its counts).
+            "corpora": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "corpus": {"type": "string"},
+                        "empty": {"type": "boolean"},
+                        "indexing": {"type": "boolean"},
+                        "files_done": {"type": "integer", "minimum": 0},
+                        "files_total": {"type": ["integer", "null"], "minimum": 0},
+                    },
+                    "required": ["corpus", "empty", "indexing"],
+                },
+            },
         },
         "required": ["code", "message"],
     },
+}
+
+_INDEXING_STATE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "files_done": {"type": "integer", "minimum": 0},
+        "files_total": {"type": ["integer", "null"], "minimum": 0},
+    },
+    "required": ["files_done", "files_total"],
 }
 
 GROUND_RESULT: dict[str, Any] = {
@@ -392,6 +416,7 @@ RESULTS: dict[str, dict[str, Any]] = {
             "total_chunks": {"type": "integer"},
             "last_indexed_ms": {"type": ["integer", "null"]},
             "unindexed_files": {"type": "integer"},
+            "indexing": _INDEXING_STATE,
         },
         "required": ["corpus", "indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files"],
     },

@@ -53,7 +53,15 @@ def render_read(result: ReadMarkdownResult) -> str:
 
 def render_stats(result: CorpusStatsResult) -> str:
     keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
-    return "\n".join([str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)])
+    lines = [str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)]
+    indexing = result.get("indexing")
+    if indexing is not None:
+        total = indexing["files_total"]
+        lines.append(
+            f"  indexing now: {indexing['files_done']}/{'?' if total is None else total} files compared "
+            "(the figures above are from before this run)"
+        )
+    return "\n".join(lines)
 
 
 def render_backlinks(result: BacklinksResult) -> str:

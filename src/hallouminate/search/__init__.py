@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hallouminate.search.assembly import with_indexing
 from hallouminate.search.fusion import RRF_K, best_possible, rrf
 from hallouminate.search.ground import BM25_WEIGHT, VECTOR_WEIGHT, ground
 from hallouminate.search.snippet import make_snippet
@@ -14,4 +15,5 @@ __all__ = [
     "ground",
     "make_snippet",
     "rrf",
+    "with_indexing",
 ]

@@ -7,7 +7,7 @@ The request's checks and store keys, the file entry both roll their hits up into
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -15,7 +15,7 @@ from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidArgument, NotFound
 from hallouminate.ports import ReaderPort
 from hallouminate.protocol import limits
-from hallouminate.protocol.results import GroundWarning
+from hallouminate.protocol.results import GroundWarning, IndexingState, UnindexedCorpus
 
 # The published bounds (protocol/limits.py): the schema, the config and the engine read one table.
 MAX_QUERY_CHARS = limits.QUERY_CHARS.high
@@ -120,13 +120,50 @@ async def empty_keys(reader: ReaderPort, keys: list[str]) -> list[str]:
     return [key for key in keys if await reader.count_rows(key) == 0]
 
 
-def not_indexed(empty: list[str]) -> list[GroundWarning]:
-    if not empty:
+def not_indexed(empty: list[str], indexing: Mapping[str, IndexingState] | None = None) -> list[GroundWarning]:
+    """The not-indexed warning: the corpora searched with no row yet (``empty``), and those an index run
+    is bringing up to date now (``indexing``, by name: the answer did not wait for it), with its counts."""
+    indexing = indexing or {}
+    names = [*empty, *(name for name in indexing if name not in empty)]
+    if not names:
         return []
-    return [
-        {
-            "code": "not-indexed",
-            "message": f"corpus {', '.join(repr(n) for n in empty)} has nothing indexed yet: run "
-            "`hallouminate index` (or the index tool) after adding pages",
-        }
-    ]
+    corpora: list[UnindexedCorpus] = []
+    parts: list[str] = []
+    for name in names:
+        entry: UnindexedCorpus = {"corpus": name, "empty": name in empty, "indexing": name in indexing}
+        state = indexing.get(name)
+        if state is None:
+            parts.append(
+                f"corpus {name!r} has nothing indexed yet: run `hallouminate index` (or the "
+                "index tool) after adding pages"
+            )
+        else:
+            entry["files_done"], entry["files_total"] = state["files_done"], state["files_total"]
+            total = "?" if state["files_total"] is None else str(state["files_total"])
+            counts = f"{state['files_done']}/{total} files compared"
+            if name in empty:
+                parts.append(
+                    f"corpus {name!r} has nothing indexed yet and is being indexed now "
+                    f"({counts}): search again when it is done"
+                )
+            else:
+                parts.append(
+                    f"corpus {name!r} is being indexed now ({counts}): this answer comes from "
+                    "what was indexed before, and may miss or misrank pages changed since"
+                )
+        corpora.append(entry)
+    return [{"code": "not-indexed", "message": "; ".join(parts), "corpora": corpora}]
+
+
+def with_indexing(
+    warnings: list[GroundWarning], indexing: Mapping[str, IndexingState]
+) -> list[GroundWarning]:
+    """``warnings`` with the not-indexed warning also naming the corpora being indexed now."""
+    empty: list[str] = []
+    kept: list[GroundWarning] = []
+    for warning in warnings:
+        if warning["code"] == "not-indexed":
+            empty.extend(c["corpus"] for c in warning.get("corpora", []) if c["empty"])
+        else:
+            kept.append(warning)
+    return [*kept, *not_indexed(empty, indexing)]

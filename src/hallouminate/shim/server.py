@@ -22,8 +22,10 @@ from mcp.types import (
 
 from hallouminate import __version__
 from hallouminate.client import DaemonConnection, DaemonUnavailable, connect_or_spawn
+from hallouminate.client.connection import ProgressCallback
 from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol.cwd import canonical_cwd
+from hallouminate.protocol.results import ProgressEvent
 from hallouminate.protocol.validation import validate_args
 from hallouminate.render import (
     render_backlinks,
@@ -95,11 +97,13 @@ class DaemonLink:
                 self._conn = await connect_or_spawn(self.socket)
             return self._conn
 
-    async def call(self, spec: ToolSpec, cwd: str, args: dict[str, Any]) -> Any:
+    async def call(
+        self, spec: ToolSpec, cwd: str, args: dict[str, Any], on_progress: ProgressCallback | None = None
+    ) -> Any:
         for attempt in (1, 2):
             conn = await self.connection()
             try:
-                return await conn.call(spec.op, cwd, args)
+                return await conn.call(spec.op, cwd, args, on_progress=on_progress)
             except DaemonUnavailable:
                 # The daemon died under us (kill -9, crash): an idempotent call is sent once more to
                 # a fresh daemon.
@@ -110,6 +114,60 @@ class DaemonLink:
     async def close(self) -> None:
         if self._conn is not None:
             await self._conn.close()
+
+
+class McpProgress:
+    """The daemon's progress events of an ``index`` call as MCP ``notifications/progress``.
+
+    MCP wants ``progress`` to grow with every notification, while the daemon counts files per corpus
+    (and per run, when the call first waits for a run already going): each corpus or run adds its count
+    to the files of those before it. Events arrive from the connection's reader; they are sent in order
+    by one task, and the last is sent before the answer.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._queue: asyncio.Queue[tuple[float, float | None, str] | None] = asyncio.Queue()
+        self._segment: tuple[str, str | None] | None = None
+        self._base = 0
+        self._done = 0
+        self._sent = -1.0
+        self._task: asyncio.Task[None] | None = None
+
+    def __call__(self, event: ProgressEvent) -> None:
+        corpus, done, total = str(event.get("corpus")), int(event["done"]), int(event["total"])
+        waiting = event.get("waiting_for")
+        segment = (corpus, waiting)
+        if segment != self._segment:
+            self._base += self._done
+            self._segment, self._done = segment, 0
+        self._done = max(self._done, done)
+        progress = self._base + self._done
+        if progress <= self._sent:
+            return
+        self._sent = progress
+        if waiting:
+            message = f"waiting for the running {waiting} of {corpus}: {done}/{total} files"
+        else:
+            message = f"indexing {corpus}: {done}/{total} files"
+        self._queue.put_nowait((progress, self._base + total if total else None, message))
+
+    async def _send(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            progress, total, message = item
+            try:
+                await self._session.report_progress(progress, total, message)
+            except Exception:  # a client that went away: the answer is what matters
+                log.debug("progress notification not sent", exc_info=True)
+
+    async def __aenter__(self) -> McpProgress:
+        self._task = asyncio.get_running_loop().create_task(self._send())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._queue.put_nowait(None)
+        if self._task is not None:
+            await self._task
 
 
 def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
@@ -143,7 +201,11 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
             validate_args(spec.input_schema, arguments, f"{spec.name} arguments")
             # cwd is checked and canonicalised here, before anything is sent to the daemon.
             cwd = str(canonical_cwd(arguments.pop("cwd", None)))
-            result = await link.call(spec, cwd, arguments)
+            if spec.op == "index":  # sent only when the request carries a progress token
+                async with McpProgress(ctx.session) as progress:
+                    result = await link.call(spec, cwd, arguments, on_progress=progress)
+            else:
+                result = await link.call(spec, cwd, arguments)
         except HallouminateError as exc:
             raise to_mcp_error(exc) from None
         except MCPError:
