@@ -135,6 +135,9 @@ async def test_ground_and_a_second_index_during_a_catch_up_of_the_same_corpus(
         entry = not_indexed(result)["repo:sample:wiki"]
         assert entry["indexing"] and not entry["empty"]
         assert entry["files_total"] == len(SMALL_WIKI) + 1 and entry["files_done"] == 0
+        stats = await conn.call("corpus_stats", str(repo), {})  # from the rows there, with the run's counts
+        assert stats["indexed_files"] == len(SMALL_WIKI)
+        assert stats["indexing"] == {"files_done": 0, "files_total": len(SMALL_WIKI) + 1}
 
         second = hm(sandbox, "index", cwd=repo)
         assert second.stderr is not None
