@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from support.sandbox import SMALL_WIKI, Sandbox
@@ -81,10 +82,25 @@ def test_init_repo_writes_config_and_wiki_and_refuses_twice(sandbox: Sandbox) ->
     assert index_page.startswith("# ") and "HALLOUMINATE:INDEX-START" in index_page
     second = hm(sandbox, "init-repo", "fresh", cwd=root)
     assert second.returncode != 0 and "already" in second.stderr
-    # The new repository answers at once (its wiki holds only index.md).
+    # The new repository answers at once: nothing is indexed yet, and the answer says its first index
+    # (started by this search, in the background) is going; then its wiki (only index.md) is found.
     found = hm(sandbox, "ground", "wiki", "--format", "json", cwd=root)
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)["docs"][0]["path"] == "index.md"
+    first_answer = json.loads(found.stdout)
+    assert first_answer["docs"] == []
+    [warning] = first_answer["warnings"]
+    assert warning["code"] == "not-indexed" and "being indexed now" in warning["message"]
+    assert warning["corpora"] == [
+        {"corpus": "repo:fresh:wiki", "empty": True, "indexing": True, "files_done": 0, "files_total": None}
+    ]
+    deadline = time.monotonic() + 120
+    while not json.loads(hm(sandbox, "ground", "wiki", "--format", "json", cwd=root).stdout)["docs"]:
+        assert time.monotonic() < deadline, "the new repository was never indexed"
+        time.sleep(0.2)
+    assert (
+        json.loads(hm(sandbox, "ground", "wiki", "--format", "json", cwd=root).stdout)["docs"][0]["path"]
+        == "index.md"
+    )
 
 
 def test_model_status_says_what_is_installed_and_where(sandbox: Sandbox, model_cache: Path) -> None:

@@ -17,6 +17,8 @@ async def test_the_repository_layer_search_defaults_apply_and_a_request_still_ov
     config.write_text(config.read_text() + "\n[search]\ntop_files = 2\nchunks_per_file = 1\n")
     conn = await connect_or_spawn()
     try:
+        for repo in (plain, tuned):
+            await conn.call("index", str(repo), {})  # a search answers from what is indexed: index first
         default = await conn.call("ground", str(plain), {"query": QUESTION})
         narrowed = await conn.call("ground", str(tuned), {"query": QUESTION})
         widened = await conn.call("ground", str(tuned), {"query": QUESTION, "top_files": 4})

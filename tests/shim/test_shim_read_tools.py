@@ -128,6 +128,7 @@ async def test_siblings_and_a_worktree_each_see_only_their_own_wiki(world: Sandb
     async with mcp_session(world) as session:
         seen = {}
         for checkout in (one, two, worktree):
+            await session.call_tool("index", {"cwd": str(checkout)})  # a search would not wait for it
             found = await session.call_tool("ground", {"cwd": str(checkout), "query": "saffron albatross"})
             seen[checkout.name] = sorted(doc["path"] for doc in found.structured_content["docs"])
             listed = await session.call_tool("list_files", {"cwd": str(checkout)})

@@ -163,6 +163,7 @@ async def test_two_shims_started_together_share_one_daemon(sandbox: Sandbox) -> 
     async def one_shim() -> str:
         async with mcp_session(sandbox) as session:
             await asyncio.wait_for(together.wait(), 120)  # both are up before either calls: they race
+            await session.call_tool("index", {"cwd": str(repo)})  # the second follows the first's run
             found = await session.call_tool("ground", {"cwd": str(repo), "query": QUESTION})
             return _top_path(found)
 

@@ -4,6 +4,7 @@ new one, whole, never partial; the next daemon sweeps the temp files the dead on
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,8 +71,15 @@ async def test_a_kill_mid_write_leaves_the_old_or_the_new_page_whole(w: World) -
             assert read["content"] == survivor
             assert temp_files(wiki) == [] and journal(w) == [], point
 
-        # The index caught up with the version that survived.
-        found = await call(s, "ground", **base, query="replacement sentence about basalt columns")
+        # The index caught up with the version that survived (the catch-up runs in the background: a
+        # search meanwhile names it, so wait for the answer that no longer does).
+        deadline = time.monotonic() + 120
+        while True:
+            found = await call(s, "ground", **base, query="replacement sentence about basalt columns")
+            if all(w["code"] != "not-indexed" for w in found["warnings"]):
+                break
+            assert time.monotonic() < deadline, found["warnings"]
+            await asyncio.sleep(0.1)
         assert found["docs"][0]["path"] == "crash.md"
 
         # A new page: killed half-written it does not exist at all; killed once linked it is whole.
