@@ -71,6 +71,9 @@ Emit = Callable[[str, ProgressEvent], None]
 # Threads for index runs: one run per corpus at a time holds one (the corpus lock), so this caps how
 # many corpora index at once, not how long anything else waits.
 INDEX_THREADS = 32
+# A corpus whose catch-up failed is not caught up again by a request before this long (an index call or
+# the watcher still runs at once).
+CATCH_UP_RETRY_SECS = 60.0
 
 
 @dataclass(eq=False)
@@ -124,6 +127,7 @@ class Runtime:
         # The whole-corpus run in flight per corpus (store key); searches report it and never wait for it.
         self._runs: dict[str, _CorpusRun] = {}
         self._run_numbers = itertools.count()
+        self._catch_up_failed: dict[str, float] = {}  # store key -> when its last catch-up failed
         self._watcher: CorpusWatcher | None = None
         self._resolver = Resolver(ResolveCache(watch_factory=DirectoryWatch))
         self._known = KnownRepositories(xdg.state_home() / "known-repositories.json")
@@ -399,7 +403,8 @@ class Runtime:
             if self._runs.get(spec.store_key) is run:
                 del self._runs[spec.store_key]
             # Retrieved here, so a catch-up nobody awaits is logged once, not as "never retrieved".
-            if not task.cancelled() and (exc := task.exception()) is not None and kind != "index":
+            if not task.cancelled() and (exc := task.exception()) is not None and kind == "catch-up":
+                self._catch_up_failed[spec.store_key] = time.monotonic()
                 if isinstance(exc, HallouminateError):
                     log.warning("%s of %s failed: %s", kind, spec.name, exc.message)
                 else:
@@ -424,6 +429,10 @@ class Runtime:
         (edits made while no daemon ran); None when it is current (the watcher keeps it so)."""
         run = self._runs.get(spec.store_key)
         if run is None and spec.store_key not in self._caught_up:
+            failed = self._catch_up_failed.get(spec.store_key)
+            # A catch-up that failed (a read-only store, a full disk) is not retried by every search.
+            if failed is not None and time.monotonic() - failed < CATCH_UP_RETRY_SECS:
+                return None
             run = self._start_run(spec, "catch-up")
         return run
 
