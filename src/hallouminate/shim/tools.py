@@ -65,7 +65,9 @@ TOOLS: dict[str, ToolSpec] = {
             description=(
                 "(Re)build the search index for one corpus, or every corpus configured for `cwd` when "
                 "`corpus` is omitted. Incremental: unchanged files are not re-read. Use it after files "
-                "were changed outside hallouminate; reports counters per corpus."
+                "were changed outside hallouminate; reports counters per corpus. Sends progress "
+                "notifications when the request carries a progress token. Searches never wait for it: "
+                "meanwhile they answer from what is indexed, with a not-indexed warning."
             ),
             read_only=False,
         ),
