@@ -98,6 +98,7 @@ def eval_command(
         aggregate,
         as_json,
         compare,
+        describe_change,
         history_path,
         load_golden,
         make_run,
@@ -202,6 +203,8 @@ def eval_command(
     if fail_on_regression and comparison is not None and comparison.regressed:
         dropped = ", ".join(f"{c.metric} {c.delta:+.3f}" for c in comparison.drops)
         click.echo(f"regression beyond {threshold:g} since {comparison.previous_time}: {dropped}", err=True)
+        for q in comparison.worse:  # which queries, and how: what to look at first
+            click.echo(f"  query {q.id}: {describe_change(q, depth)}", err=True)
         sys.exit(1)
 
 
