@@ -230,6 +230,14 @@ def test_bad_input_exits_2_with_the_reason(sandbox: Sandbox) -> None:
     assert "broken.yaml:5: the entry has no 'query'" in broken.stderr
     assert "broken.yaml:6: duplicate id 'a' (first used on line 2)" in broken.stderr
     assert "broken.yaml:10: query must be a non-empty string, got ''" in broken.stderr
+    as_json = hm(sandbox, "eval", "broken.yaml", "--format", "json", cwd=repo)
+    assert as_json.returncode == 2
+    error = json.loads(as_json.stdout)["error"]
+    assert error["type"] == "invalid_argument" and [p["line"] for p in error["data"]["problems"]] == [
+        5,
+        6,
+        10,
+    ]
     assert "Traceback" not in broken.stderr
     assert not sandbox.socket.exists()  # refused before any daemon was asked (or started)
     assert not (repo / "broken.yaml.history.jsonl").exists()

@@ -38,12 +38,6 @@ MIN_DEPTH = 10
 DEFAULT_THRESHOLD = 0.02
 
 
-class BadInput(click.ClickException):
-    """A golden file that cannot be used: a caller mistake, so exit 2 like other bad input."""
-
-    exit_code = 2
-
-
 @dataclass(frozen=True)
 class _Answers:
     status: StatusResult
@@ -89,7 +83,7 @@ def eval_command(
     """
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.config import resolve
-    from hallouminate.errors import HallouminateError
+    from hallouminate.errors import HallouminateError, InvalidArgument
     from hallouminate.evaluation import (
         HISTORY_LIMIT,
         GoldenError,
@@ -119,7 +113,11 @@ def eval_command(
     try:
         golden = load_golden(golden_file)
     except GoldenError as exc:
-        raise BadInput(str(exc)) from None
+        # A caller mistake (exit 2); with --format json each problem is in data.problems.
+        problems = [{"line": e.line, "reason": e.reason} for e in exc.problems]
+        raise CliFailure(
+            InvalidArgument(str(exc), {"file": str(golden_file), "problems": problems})
+        ) from None
 
     depth = max(MIN_DEPTH, ks[-1])
     try:
