@@ -4,19 +4,18 @@ change. Real processes, private XDG dirs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from support.sandbox import config_only_env
+
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    base.update({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")})
-    return base
+    return config_only_env(tmp_path)
 
 
 @pytest.fixture

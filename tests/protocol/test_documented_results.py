@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from hallouminate.protocol.schemas import RESULTS
+from hallouminate.protocol.schemas import ARGS, RESULTS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TOOL_PAGES = sorted((DOCS / "tools").glob("*.md"))
@@ -112,6 +112,15 @@ def test_each_property_of_a_result_is_shown_on_its_page(page: Path) -> None:
         shown |= set(re.findall(r"[A-Za-z_]+", shape))
     missing = sorted(property_names(RESULTS[page.stem]) - shown)
     assert not missing, f"{page.name} shows no example or shape with {missing}"
+
+
+@pytest.mark.parametrize("page", TOOL_PAGES, ids=lambda p: p.stem)
+def test_the_parameter_table_lists_exactly_the_published_arguments(page: Path) -> None:
+    section = re.search(r"^## Parameters\n(.*?)(?=^## |\Z)", page.read_text(), re.S | re.M)
+    assert section, f"{page.name} has no ## Parameters table"
+    rows = re.findall(r"^\| `([a-z_]+)` \|", section.group(1), re.M)
+    # cwd is the shim's own argument (docs/mcp.md), added to every tool's published input schema.
+    assert sorted(rows) == sorted({"cwd", *ARGS[page.stem]["properties"]}), page.name
 
 
 def test_a_drifted_example_fails() -> None:
