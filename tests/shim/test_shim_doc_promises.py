@@ -1,5 +1,6 @@
-"""Through a real MCP client: a directory named as a page is refused as a directory by every page tool,
-and ``read_markdown`` on a PDF gives the text the indexer extracted, page by page."""
+"""Through a real MCP client, what the tool pages promise: a directory named as a page is refused as a
+directory by every page tool, ``read_markdown`` on a PDF gives the text the indexer extracted, page by
+page, and ``list_corpora`` publishes the fields it returns."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mcp.types import INVALID_PARAMS
 from hallouminate.protocol.schemas import RESULTS
 from support.files import pdf_bytes, write
 from support.mcp_world import McpClient, make_repo, module_sandbox
-from support.sandbox import Sandbox
+from support.sandbox import Sandbox, mcp_session
 
 WIKI = "repo:acme:wiki"
 PAGE_ONE = "The lighthouse keeper logs every passing ship in the harbour register."
@@ -128,3 +129,19 @@ def test_the_cli_prints_a_pdf_by_page(world: World) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("## Page 1\n") and "## Page 2\n" in out.stdout
+
+
+async def test_list_corpora_publishes_and_returns_globs_exclude_and_warnings(world: World) -> None:
+    async with mcp_session(world.box) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        result = await session.call_tool("list_corpora", {"cwd": str(world.acme)})
+    published = tools["list_corpora"].output_schema
+    assert published is not None and "warnings" in published["properties"]
+    corpus_fields = published["properties"]["corpora"]["items"]["description"]
+    assert "globs (array)" in corpus_fields and "exclude (array)" in corpus_fields
+    listed = result.structured_content
+    jsonschema.validate(listed, published)
+    jsonschema.validate(listed, RESULTS["list_corpora"])
+    assert listed["warnings"] == []
+    library = next(c for c in listed["corpora"] if c["name"] == "library")
+    assert (library["globs"], library["exclude"]) == (["**/*.pdf", "**/*.md"], [])
