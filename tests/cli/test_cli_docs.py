@@ -68,7 +68,11 @@ def test_a_row_names_the_options_choices_and_arguments_of_its_command(name: str)
             shown = flags[flag].split("\\|")
             assert sorted(shown) == sorted(map(str, param.type.choices)), f"`{name} {flag}` choices"
     arguments = re.findall(r"\b[A-Z][A-Z_]*\b", _FLAG.sub("", usage))
-    expected = [param for param in command.params if isinstance(param, click.Argument)]
-    assert len(arguments) == len(expected), (
-        f"`{name}`: documented {arguments}, takes {[p.name for p in expected]}"
-    )
+    # An argument with a metavar ("[CORPUS] PAGE") is documented as the words of its metavar.
+    expected = [
+        word
+        for param in command.params
+        if isinstance(param, click.Argument)
+        for word in (re.findall(r"\b[A-Z][A-Z_]*\b", param.metavar) if param.metavar else [param.name])
+    ]
+    assert len(arguments) == len(expected), f"`{name}`: documented {arguments}, takes {expected}"
