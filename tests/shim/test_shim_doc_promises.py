@@ -100,6 +100,7 @@ def test_read_markdown_on_a_pdf_gives_its_text_page_by_page(world: World) -> Non
     numbered = world.call("read_markdown", corpus="library", path="keeper.pdf", line_numbers=True)
     sections = numbered["content"].split("## Page ")[1:]
     assert [s.split("\n\n", 1)[1].startswith("1: ") for s in sections] == [True, True]
+    world.call("index", corpus="library")  # a search answers from what is indexed: index first
     hit = world.call("ground", query="fog signals visibility", corpus="library", group_by="page")
     chunk = next(c for d in hit["docs"] if d["path"] == "keeper.pdf" for c in d["chunks"])
     assert chunk["page"] == 2

@@ -385,8 +385,12 @@ class Runtime:
                 emit("progress", {**event, "waiting_for": run_kind} if waiting else event)
 
             run.listeners.append(listener)
-            # Said at once, even before the run has listed its files: a silent wait reads as a hang.
-            listener(run.last or {"corpus": run.corpus, "done": 0, "total": 0, "path": None})
+            if (
+                waiting
+            ):  # said at once, even before the run has listed its files: a silent wait reads as a hang
+                listener(run.last or {"corpus": run.corpus, "done": 0, "total": 0, "path": None})
+            elif run.last is not None:  # a run this call adopted, already under way
+                listener(run.last)
         try:
             # Shielded: a caller going away (a closed CLI) must not stop a run others follow or rely on.
             return await asyncio.shield(run.task)
