@@ -9,11 +9,14 @@ table docs/search.md carries.
 Sets: eval (the rule's constants were fitted on it), heldout and sample (reported, never fitted on).
 
 Usage: .venv/bin/python bench/confidence.py [--set eval|heldout|sample|all] [--model NAME]
-       [--dump FILE.json] [--sweep]
+       [--dump FILE.json] [--from-dump FILE.json] [--sweep]
 
-``--dump`` writes every query's signals; ``--sweep`` prints, on the eval set, the fire rates of each
-cosine floor from 0.20 to 0.40 (the rule's other terms as they are), the measurement the floor was chosen
-from.
+``--dump`` writes every query's signals; ``--from-dump`` applies the current rule to such a file (of
+``--model``) without searching again; ``--sweep`` prints, on the eval set, the fire rates of each cosine
+floor from 0.20 to 0.40 (the rule's other terms as they are), the measurement the floor was chosen from.
+
+all-mpnet-base-v2 (ADR 0018; install it first): --model sentence-transformers/all-mpnet-base-v2 (~30 min
+on a busy 2-core machine: it embeds the three wikis).
 """
 
 from __future__ import annotations
@@ -160,9 +163,21 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="embedding model (default: the config's)")
     parser.add_argument("--dump", type=Path, default=None, help="write every query's signals here")
     parser.add_argument("--sweep", action="store_true", help="fire rates per cosine floor on the eval set")
+    parser.add_argument(
+        "--from-dump",
+        type=Path,
+        default=None,
+        help="apply the current rule to a --dump file of --model instead of searching again",
+    )
     opts = parser.parse_args()
     names = SETS if opts.set == "all" else (opts.set,)
-    model, measured = measure(names, opts.model)
+    if opts.from_dump:
+        model = opts.model or load_baseline().settings.model_name
+        measured = [Measured(**m) for m in json.loads(opts.from_dump.read_text()) if m["set"] in names]
+        for m in measured:
+            m.low = confidence.is_low(m.signals, model)  # type: ignore[arg-type]
+    else:
+        model, measured = measure(names, opts.model)
     print(
         f"model {model}; rule constants: floor {confidence.COSINE_FLOOR.get(model)}, "
         f"wordless floor {confidence.WORDLESS_FLOOR.get(model)}\n"

@@ -198,11 +198,10 @@ def test_the_rule(signals: dict[str, Any], model: str, low: bool) -> None:
     assert confidence.is_low(full, model) is low  # type: ignore[arg-type]
 
 
-def test_the_floors_are_for_catalog_models() -> None:
-    # A floor is measured for a model (bench/confidence.py --model NAME): only the catalog's have one.
+def test_every_provisioned_model_has_its_floors() -> None:
+    # A model added to the catalog must be measured (bench/confidence.py --model NAME) and given floors.
     from hallouminate.model.catalog import PROVISIONED
 
-    assert confidence.MINILM in confidence.COSINE_FLOOR
-    assert set(confidence.COSINE_FLOOR) == set(confidence.WORDLESS_FLOOR) <= set(PROVISIONED)
-    for model in confidence.COSINE_FLOOR:
+    assert set(PROVISIONED) == set(confidence.COSINE_FLOOR) == set(confidence.WORDLESS_FLOOR)
+    for model in PROVISIONED:
         assert 0 < confidence.COSINE_FLOOR[model] < confidence.WORDLESS_FLOOR[model] < 1

@@ -32,10 +32,11 @@ MPNET = "sentence-transformers/all-mpnet-base-v2"
 # floor that fires on no answerable query of the set it was fitted on (bench/confidence.py --sweep;
 # docs/adr/0022-low-confidence.md). A model not listed has no floor known to us: ``low_confidence``
 # then rests on the query's words alone.
-COSINE_FLOOR: dict[str, float] = {MINILM: 0.25}
+COSINE_FLOOR: dict[str, float] = {MINILM: 0.25, MPNET: 0.25}
 # The floor when no content word of the query occurs in any candidate: meaning is then the only evidence,
-# so it must be as strong as a typical answered paraphrase's (the median of the fitted set's).
-WORDLESS_FLOOR: dict[str, float] = {MINILM: 0.40}
+# so it must be as strong as a typical answer's (the median best cosine of the fitted set's answerable
+# queries, rounded down).
+WORDLESS_FLOOR: dict[str, float] = {MINILM: 0.44, MPNET: 0.44}
 
 WEAK_MATCH = "weak-match"
 
