@@ -19,6 +19,7 @@ from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
 from hallouminate.errors import AnswerTooLarge, Forbidden, HallouminateError, Unavailable
 from hallouminate.protocol import (
+    FrameNotUnicode,
     FrameStalled,
     FrameTooLarge,
     decode_body,
@@ -172,7 +173,9 @@ class DaemonServer:
             try:
                 message = decode_body(body)
             except HallouminateError as exc:
-                await self._send(writer, write_lock, error_response(None, exc))
+                # Answered under the request's id when one could be read, so its caller is not left waiting.
+                rid = exc.request_id if isinstance(exc, FrameNotUnicode) else None
+                await self._send(writer, write_lock, error_response(rid, exc))
                 slots.release()
                 continue
             task = asyncio.get_running_loop().create_task(self._handle(message, writer, write_lock))

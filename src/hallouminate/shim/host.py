@@ -99,8 +99,7 @@ def _run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int]) -> No
         threading.Thread(target=watch_launcher, daemon=True).start()
         from hallouminate.shim.server import serve
 
-        anyio.run(serve)
-        code = 0
+        code = anyio.run(serve)
     except BaseException:
         log.exception("shim failed")
     finally:
