@@ -144,6 +144,11 @@ class DaemonServer:
             await self._serve_connection(reader, writer, write_lock)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # A client still connected when the daemon stops: the loop's teardown cancels its handler.
+            # The connection just ends; re-raising would log a CancelledError traceback for it.
+            if not self._stop.is_set():
+                raise
         except Exception:  # a bug in one connection must never take the daemon down
             log.exception("connection handler failed")
         finally:
