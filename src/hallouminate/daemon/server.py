@@ -118,6 +118,16 @@ class DaemonServer:
 
     # -- connections -------------------------------------------------------------------------------
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._client(reader, writer)
+        except asyncio.CancelledError:
+            # A client still connected when the daemon stops: the loop's teardown cancels its handler,
+            # wherever it waits (a read, closing the writer). The connection just ends; re-raising would
+            # have asyncio log a CancelledError traceback for each such client.
+            if not self._stop.is_set():
+                raise
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         self._arm_idle_timer()
         write_lock = asyncio.Lock()
@@ -144,11 +154,6 @@ class DaemonServer:
             await self._serve_connection(reader, writer, write_lock)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
-        except asyncio.CancelledError:
-            # A client still connected when the daemon stops: the loop's teardown cancels its handler.
-            # The connection just ends; re-raising would log a CancelledError traceback for it.
-            if not self._stop.is_set():
-                raise
         except Exception:  # a bug in one connection must never take the daemon down
             log.exception("connection handler failed")
         finally:
