@@ -45,7 +45,7 @@ def test_init_then_validate_passes_and_init_refuses_to_clobber(env: dict[str, st
 
     file.write_text("# mine\n")
     again = hm(env, tmp_path, "init")
-    assert again.returncode == 1 and "--force" in again.stderr
+    assert again.returncode == 2 and "--force" in again.stderr  # a caller mistake (docs/cli.md)
     assert file.read_text() == "# mine\n"
     forced = hm(env, tmp_path, "init", "--force")
     assert forced.returncode == 0 and "[search]" in file.read_text()
