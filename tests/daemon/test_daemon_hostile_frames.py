@@ -304,6 +304,25 @@ def test_a_string_that_is_not_utf8_is_answered_under_its_request_id(target: Targ
         assert call(sock, {"v": 1, "id": 5, "op": "ping", "cwd": None, "args": {}})["ok"] is True
 
 
+def test_our_client_refuses_to_send_a_lone_surrogate_and_its_connection_goes_on(target: Target) -> None:
+    import asyncio
+
+    from hallouminate.client import DaemonConnection
+    from hallouminate.errors import BadEncoding
+
+    async def exchange() -> tuple[BadEncoding, Any]:
+        async with await DaemonConnection.open(target.socket) as conn:
+            try:
+                await conn.call("ground", "/", {"query": "why \ud800"}, timeout=30)
+            except BadEncoding as exc:
+                return exc, await conn.call("ping", timeout=30)
+            raise AssertionError("a lone surrogate was sent")
+
+    refused, pong = asyncio.run(exchange())
+    assert refused.data["problem"] == "encoding" and "not valid Unicode" in refused.message
+    assert pong["pid"] == target.proc.pid
+
+
 def test_the_daemon_survived_and_its_memory_stayed_bounded(target: Target) -> None:
     # Runs last in this module (file order): every fuzz case above has been sent by now.
     assert pid_alive(target.proc.pid)

@@ -17,7 +17,14 @@ from hallouminate import testing_hooks, xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
-from hallouminate.errors import AnswerTooLarge, Forbidden, HallouminateError, Unavailable
+from hallouminate.errors import (
+    AnswerTooLarge,
+    BadEncoding,
+    Bug,
+    Forbidden,
+    HallouminateError,
+    Unavailable,
+)
 from hallouminate.protocol import (
     FrameNotUnicode,
     FrameStalled,
@@ -212,6 +219,10 @@ class DaemonServer:
     ) -> None:
         try:
             frame = encode_frame(message)
+        except BadEncoding as exc:  # text we produced that has no UTF-8 form: our fault, still answered
+            frame = encode_frame(
+                error_response(message.get("id"), Bug(f"the answer could not be sent: {exc.message}"))
+            )
         except HallouminateError as exc:
             frame = encode_frame(
                 error_response(

@@ -41,7 +41,7 @@ def encode_frame(message: Mapping[str, object], *, limit: int = MAX_FRAME) -> by
         body: bytes = msgpack.packb(message, use_bin_type=True)  # msgpack has no type hints
     except UnicodeEncodeError as exc:  # a lone surrogate has no UTF-8 form
         raise BadEncoding(
-            f"the request holds text that is not valid Unicode (a lone surrogate at character {exc.start}); "
+            f"the message holds text that is not valid Unicode (a lone surrogate at character {exc.start}); "
             "send valid UTF-8 text",
             {"problem": "encoding", "offset": exc.start},
         ) from None
