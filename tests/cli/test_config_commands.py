@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from support.sandbox import config_only_env
 
 
 def _entry() -> list[str]:
@@ -23,9 +24,7 @@ def _entry() -> list[str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    base.update({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")})
-    return base
+    return config_only_env(tmp_path)
 
 
 def hm(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

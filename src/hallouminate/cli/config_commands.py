@@ -94,12 +94,14 @@ def config_validate(files: tuple[Path, ...]) -> None:
 
     if files:
         checked = [f.absolute() for f in files]
-        problems = [message for f in checked for message in validate_file(f)]
+        found = {f: validate_file(f) for f in checked}
+        problems = [message for messages in found.values() for message in messages]
+        at_fault = [f for f, messages in found.items() if messages]
     else:
         try:
-            checked, problems = validate_for(_cwd())
+            checked, problems, at_fault = validate_for(_cwd())
         except HallouminateError as exc:
-            checked, problems = [], [exc.message]
+            checked, problems, at_fault = [], [exc.message], []
         if not checked and not problems:
             click.echo(
                 f"no config files apply here (looked for {xdg.baseline_config_file()} and "
@@ -109,7 +111,11 @@ def config_validate(files: tuple[Path, ...]) -> None:
     for message in problems:
         click.echo(message, err=True)
     if problems:
-        click.echo(f"{len(problems)} problem(s) in {', '.join(str(f) for f in checked)}", err=True)
+        where = f" in {', '.join(str(f) for f in at_fault)}" if at_fault else ""
+        click.echo(f"{len(problems)} problem(s){where}", err=True)
+        for file in checked:
+            if file not in at_fault:
+                click.echo(f"ok: {file}")
         sys.exit(1)
     for file in checked:
         click.echo(f"ok: {file}")
