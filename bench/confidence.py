@@ -1,4 +1,4 @@
-"""How often ``low_confidence`` fires on answerable and on unanswerable queries (docs/search.md, ADR 0022).
+"""How often ``low_confidence`` fires on answerable and on unanswerable queries (docs/search.md, ADR 0025).
 
 For each set, indexes its wiki with the real model (bench/eval_ranking.py's ``indexed``) and runs through
 ``ground`` (the path the daemon serves, with the model's name) every answerable query (the labelled sets)

@@ -1,4 +1,4 @@
-"""``low_confidence``: whether a ranked result answers its query at all (domain; pure). ADR 0022.
+"""``low_confidence``: whether a ranked result answers its query at all (domain; pure). ADR 0025.
 
 Ranked scores are fused ranks scaled so that the best hit is 1.0: they say which page is best, never
 whether any is good. So ``low_confidence`` rests on absolute signals, kept in the result
@@ -30,7 +30,7 @@ MPNET = "sentence-transformers/all-mpnet-base-v2"
 
 # The cosine below which the best chunk is only loosely related to the query, per model: the largest
 # floor that fires on no answerable query of the set it was fitted on (bench/confidence.py --sweep;
-# docs/adr/0022-low-confidence.md). A model not listed has no floor known to us: ``low_confidence``
+# docs/adr/0025-low-confidence.md). A model not listed has no floor known to us: ``low_confidence``
 # then rests on the query's words alone.
 COSINE_FLOOR: dict[str, float] = {MINILM: 0.25, MPNET: 0.25}
 # The floor when no content word of the query occurs in any candidate: meaning is then the only evidence,

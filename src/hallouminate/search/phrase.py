@@ -283,7 +283,7 @@ def _assemble(
         "docs": docs,
         "warnings": warnings,
         # A literal match is the whole evidence: confident whenever the phrase was found; an empty
-        # result says "no matches" itself, so no weak-match warning (ADR 0022).
+        # result says "no matches" itself, so no weak-match warning (ADR 0025).
         "low_confidence": not docs,
     }
 
