@@ -503,6 +503,7 @@ class Runtime:
                 group_by=args.get("group_by"),
                 output=args.get("output"),
                 footnotes=args.get("footnotes"),
+                model=embedder.model_name,  # low_confidence reads the model's cosine scale
             )
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
