@@ -30,7 +30,7 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
     assert set(first) == {
         "corpus", "files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped",
         "skipped",
-        "frontmatter_errors", "chunks_written", "seconds",
+        "frontmatter_errors", "chunks_written", "seconds", "problems",
     }  # fmt: skip
     assert events[-1] == {"corpus": spec.name, "done": 3, "total": 3, "path": None}
 
@@ -81,7 +81,12 @@ def test_blank_file_drops_its_rows(setup, wiki: Path) -> None:
     (wiki / "alpha.md").write_text("\n")
     assert counts(indexer.index_corpus(spec)) == (3, 1, 0, 0, 0)
     assert "alpha.md" not in store.file_states(spec.store_key)
-    assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
+    # From then on skipped, with its reason: an index run cannot give it rows.
+    again = indexer.index_corpus(spec)
+    assert counts(again) == (3, 0, 0, 0, 1)
+    assert [(p["path"], p["problem"], p["detail"]) for p in again["problems"]] == [
+        ("alpha.md", "empty", "only whitespace")
+    ]
 
 
 def test_index_paths_refreshes_only_the_named_files(setup, wiki: Path) -> None:

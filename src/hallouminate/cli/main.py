@@ -69,6 +69,7 @@ def daemon_stop() -> None:
 def daemon_status(fmt: str) -> None:
     """Show whether the daemon runs, its version, socket, model and store."""
     from hallouminate.cli.daemon_calls import CliFailure, call_daemon
+    from hallouminate.render.problems import render_problems
 
     try:
         status: StatusResult = call_daemon("status", spawn=False)
@@ -79,7 +80,12 @@ def daemon_status(fmt: str) -> None:
         click.echo(json.dumps(status, indent=2))
     else:
         for key, value in status.items():
-            click.echo(f"{key}: {value}")
+            if key != "file_problems":
+                click.echo(f"{key}: {value}")
+        for corpus, problems in status.get("file_problems", {}).items():
+            # Named, not counted: each file, what is wrong with it and what the indexer did.
+            click.echo(f"file problems of {corpus}:")
+            click.echo("\n".join(render_problems(problems, indent="")[1:]))
 
 
 @daemon.command("restart")
@@ -302,8 +308,10 @@ def model_status(model_name: str | None) -> None:
 def _register_read_commands() -> None:
     from hallouminate.cli.config_commands import config_group, corpora, read
     from hallouminate.cli.eval_command import eval_command
+    from hallouminate.cli.status_command import status
 
     cli.add_command(config_group)
+    cli.add_command(status)
     cli.add_command(corpora)
     cli.add_command(read)
     cli.add_command(eval_command)

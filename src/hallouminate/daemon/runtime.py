@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hallouminate import __version__, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
@@ -39,6 +39,8 @@ from hallouminate.protocol.arguments import (
 )
 from hallouminate.protocol.results import (
     AddMarkdownResult,
+    BackgroundSource,
+    BackgroundWork,
     BacklinksResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
@@ -105,6 +107,9 @@ class Runtime:
         self._recovered: asyncio.Future[list[str]] | None = None
         # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
         # written by a tool is not embedded a second time by the watcher).
+        # What the catch-up and the watcher indexed, by corpus (store key), since the last `index` result
+        # for it: that result reports it, so an `index` after a restart does not just say "0 upserted".
+        self._background_work: dict[str, dict[BackgroundSource, BackgroundWork]] = {}
         self.counters: dict[str, int] = {
             "watcher_batches": 0,
             "watcher_files_upserted": 0,
@@ -117,7 +122,6 @@ class Runtime:
             if self._indexer is not None:
                 return
             from hallouminate.embedding import Embedder
-            from hallouminate.indexing import Indexer
             from hallouminate.storage.reader import AsyncReader
 
             started = time.perf_counter()
@@ -125,7 +129,7 @@ class Runtime:
             store = self._open_store(embedder)
             self._embedder, self._store = embedder, store
             self._reader = AsyncReader(store)
-            self._indexer = Indexer(store, embedder, self.settings)
+            self._indexer = self._new_indexer(store, embedder)
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
@@ -161,7 +165,7 @@ class Runtime:
                     resolved = await self._resolve(root)
                 for spec in resolved.corpora.values():
                     if spec.store_key not in self._caught_up:
-                        await self._index_corpus(spec, None)
+                        await self._index_corpus(spec, None, by="catch-up")
             except asyncio.CancelledError:
                 raise
             except HallouminateError as exc:
@@ -186,6 +190,7 @@ class Runtime:
         async with self._lock(spec.store_key):
             with self._store_faults():
                 report = await self._run_index(indexer.index_paths, spec, paths)
+            self._tally(spec.store_key, "watcher", report)
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += report["files_upserted"]
         if report["files_upserted"] or report["files_deleted"]:
@@ -194,7 +199,7 @@ class Runtime:
             )
 
     async def _refresh_corpus(self, spec: CorpusSpec) -> None:
-        report = await self._index_corpus(spec, None)
+        report = await self._index_corpus(spec, None, by="watcher")
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += report["files_upserted"]
 
@@ -273,15 +278,21 @@ class Runtime:
             chunk_tokens=chunk_tokens,
         )
 
-    def _reopen_store(self) -> None:
+    def _new_indexer(self, store: Store, embedder: Embedder) -> Indexer:
         from hallouminate.indexing import Indexer
+        from hallouminate.indexing.problems import PROBLEMS_FILE, ProblemLog
+
+        # The file problems index runs found, beside the store: they outlive the daemon, go with the store.
+        return Indexer(store, embedder, self.settings, ProblemLog(self.settings.store_dir / PROBLEMS_FILE))
+
+    def _reopen_store(self) -> None:
         from hallouminate.storage.reader import AsyncReader
 
         with self._load_lock:
             assert self._embedder is not None
             store = self._open_store(self._embedder)
             self._store, self._reader = store, AsyncReader(store)
-            self._indexer = Indexer(store, self._embedder, self.settings)
+            self._indexer = self._new_indexer(store, self._embedder)
             # Every corpus must be compared with the (now empty) store again before it is searched.
             self._caught_up.clear()
 
@@ -315,7 +326,11 @@ class Runtime:
         self._register(resolved)
         return resolved
 
-    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None) -> IndexReport:
+    async def _index_corpus(
+        self, spec: CorpusSpec, emit: Emit | None, *, by: Literal["client"] | BackgroundSource
+    ) -> IndexReport:
+        """One whole-corpus run: a client's ``index`` (its report then carries the daemon's own runs since
+        the last one), or the daemon's own (``by``: tallied for that report)."""
         await self._store_ready(rebuild=True)
         _, _, indexer = await self._engine()
         progress = None
@@ -327,8 +342,50 @@ class Runtime:
         async with self._lock(spec.store_key):
             with self._store_faults():
                 report = await self._run_index(indexer.index_corpus, spec, progress)
+            # Under the lock: no run of this corpus can end between this run and its report.
+            if by == "client":
+                report["background"] = self._take_tally(spec.store_key)
+            else:
+                self._tally(spec.store_key, by, report)
         self._caught_up.add(spec.store_key)
         return report
+
+    def _tally(self, corpus: str, by: BackgroundSource, report: IndexReport) -> None:
+        """Add a run the daemon made on its own to what the next ``index`` of the corpus reports."""
+        if not (
+            report["files_upserted"]
+            or report["files_touched"]
+            or report["files_deleted"]
+            or report["files_skipped"]
+        ):
+            return  # nothing to tell: a watcher batch the write tools had already indexed, say
+        now = int(time.time() * 1000)
+        kept = self._background_work.setdefault(corpus, {})
+        work = kept.setdefault(
+            by,
+            {
+                "by": by,
+                "runs": 0,
+                "files_upserted": 0,
+                "files_touched": 0,
+                "files_deleted": 0,
+                "files_skipped": 0,
+                "chunks_written": 0,
+                "first_ms": now,
+                "last_ms": now,
+            },
+        )
+        work["runs"] += 1
+        work["files_upserted"] += report["files_upserted"]
+        work["files_touched"] += report["files_touched"]
+        work["files_deleted"] += report["files_deleted"]
+        work["files_skipped"] += report["files_skipped"]
+        work["chunks_written"] += report["chunks_written"]
+        work["last_ms"] = now
+
+    def _take_tally(self, corpus: str) -> list[BackgroundWork]:
+        kept = self._background_work.pop(corpus, {})
+        return [kept[by] for by in ("catch-up", "watcher") if by in kept]
 
     async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
@@ -339,7 +396,7 @@ class Runtime:
             specs = list(resolved.corpora.values())
             if not specs:
                 raise _no_corpora(cwd)
-        reports = [await self._index_corpus(spec, emit) for spec in specs]
+        reports = [await self._index_corpus(spec, emit, by="client") for spec in specs]
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
 
     async def ground(self, cwd: Path, args: GroundArgs) -> GroundResult:
@@ -358,7 +415,7 @@ class Runtime:
         # First sight of a corpus since start: bring it up to date with edits made while we were down.
         for spec in specs:
             if spec.store_key not in self._caught_up:
-                await self._index_corpus(spec, None)
+                await self._index_corpus(spec, None, by="catch-up")
         s = resolved.settings  # the request's own: its repository's [search] overrides the baseline
         assert self._reader is not None
 
@@ -413,11 +470,12 @@ class Runtime:
 
         spec = corpus_for(await self._resolve(cwd), corpus)
         await self._store_ready(rebuild=False)
-        store, _, _ = await self._engine()
+        store, _, indexer = await self._engine()
         with self._store_faults():
             states = await asyncio.to_thread(store.file_states, spec.store_key)
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
-        return await asyncio.to_thread(browse.corpus_stats, spec, states, count)
+        problems = indexer.problems.get(spec.store_key)
+        return await asyncio.to_thread(browse.corpus_stats, spec, states, count, problems)
 
     async def write(
         self, cwd: Path, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
@@ -486,6 +544,8 @@ class Runtime:
                 "discovery_scans": self._resolver.cache.discoveries,
                 "resolves_shared": self._resolver.shared,
             },
+            # Once loaded: every corpus the store holds problems for, whoever's repository it is.
+            "file_problems": self._indexer.problems.all() if self._indexer is not None else {},
         }
 
     async def close(self) -> None:

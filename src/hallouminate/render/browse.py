@@ -11,6 +11,7 @@ from hallouminate.protocol.results import (
     ReadMarkdownResult,
     TreeNode,
 )
+from hallouminate.render.problems import render_problems
 
 
 def render_corpora(result: ListCorporaResult) -> str:
@@ -53,7 +54,12 @@ def render_read(result: ReadMarkdownResult) -> str:
 
 def render_stats(result: CorpusStatsResult) -> str:
     keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
-    return "\n".join([str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)])
+    lines = [str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)]
+    if "skipped_files" in result:
+        # Skipped for a reason named below: indexing again does not help, fixing the file does.
+        lines.append(f"  skipped_files: {result['skipped_files']}")
+    lines.extend(render_problems(result.get("problems", [])))
+    return "\n".join(lines)
 
 
 def render_backlinks(result: BacklinksResult) -> str:
