@@ -352,6 +352,9 @@ class Runtime:
 
     def _tally(self, corpus: str, by: BackgroundSource, report: IndexReport) -> None:
         """Add a run the daemon made on its own to what the next ``index`` of the corpus reports."""
+        # Named in the log too, not only counted: no client sees this run's report.
+        for bad in [*report.get("skipped", []), *report.get("frontmatter_errors", [])]:
+            log.warning("%s: %s: %s: %s", by, report["corpus"], bad["path"], bad["reason"])
         if not (
             report["files_upserted"]
             or report["files_touched"]
