@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from hallouminate.config import CorpusSpec, Settings
+from hallouminate.config import CorpusSpec
 from hallouminate.embedding import Embedder
 from hallouminate.indexing import Indexer
 from hallouminate.storage import Store
+from support.indexer import indexer_for
 
 
 @pytest.fixture
@@ -24,18 +25,4 @@ def wiki(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def setup(tmp_path: Path, wiki: Path, embedder: Embedder) -> tuple[Indexer, Store, CorpusSpec]:
-    store = Store(tmp_path / "db", embedder.dim)
-    settings = Settings(
-        model_name="unused",
-        model_cache_dir=tmp_path / "unused",
-        store_dir=tmp_path / "db",
-        idle_exit_secs=900,
-        top_files=10,
-        chunks_per_file=3,
-        limit=50,
-        snippet_chars=240,
-        chunk_tokens=256,
-        max_file_bytes=10_000,
-    )
-    spec = CorpusSpec("repo:t:wiki", "wiki", (wiki,), ("**/*.md",), (), "t")
-    return Indexer(store, embedder, settings), store, spec
+    return indexer_for(tmp_path, embedder, wiki, max_file_bytes=10_000)

@@ -19,10 +19,8 @@ from typing import Any
 import pytest
 
 from hallouminate.client import DaemonConnection, connect_or_spawn
-from hallouminate.config import CorpusSpec, Settings
 from hallouminate.embedding import Embedder
-from hallouminate.indexing import Indexer
-from hallouminate.storage import Store
+from support.indexer import indexer_for
 from support.sandbox import Sandbox
 
 SECRET = "The obsidian walrus passphrase is marzipan-quartz."
@@ -66,24 +64,6 @@ async def test_the_watcher_never_indexes_a_file_the_corpus_does_not_list(sandbox
 
 
 # -- a link swapped in between the walk and the read -------------------------------------------------------
-def indexer_for(tmp_path: Path, embedder: Embedder, root: Path) -> tuple[Indexer, Store, CorpusSpec]:
-    store = Store(tmp_path / "db", embedder.dim)
-    settings = Settings(
-        model_name="unused",
-        model_cache_dir=tmp_path / "unused",
-        store_dir=tmp_path / "db",
-        idle_exit_secs=900,
-        top_files=10,
-        chunks_per_file=3,
-        limit=50,
-        snippet_chars=240,
-        chunk_tokens=256,
-        max_file_bytes=100_000,
-    )
-    spec = CorpusSpec("repo:t:wiki", "wiki", (root,), ("**/*.md",), (), "t")
-    return Indexer(store, embedder, settings), store, spec
-
-
 def swap_directory(root: Path, outside: Path) -> None:
     (root / "sub").rename(root / "sub-moved")
     (root / "sub").symlink_to(outside, target_is_directory=True)
