@@ -101,7 +101,14 @@ def test_problems_found_by_the_watcher_are_named_survive_a_restart_and_go_when_f
 
     # Written while the daemon runs: only the watcher indexes it.
     (wiki / "broken.md").write_text(BROKEN)
-    stats = wait_for(lambda: (s := wiki_stats(sandbox, repo)) and "broken.md" in problems_by_path(s) and s)
+
+    def watcher_done() -> dict[str, Any] | None:
+        # The problem is recorded just before the rows are committed: wait for both.
+        stats = wiki_stats(sandbox, repo)
+        done = "broken.md" in problems_by_path(stats) and stats["indexed_files"] == len(SMALL_WIKI) + 1
+        return stats if done else None
+
+    stats = wait_for(watcher_done)
     problem = problems_by_path(stats)["broken.md"]
     assert problem["problem"] == "frontmatter" and problem["indexed"] is True
     assert "not valid YAML" in problem["detail"]

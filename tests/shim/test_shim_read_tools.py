@@ -250,7 +250,8 @@ async def test_corpus_stats_names_the_problems_the_watcher_found_and_counts_skip
         while True:
             result = await session.call_tool("corpus_stats", {"cwd": cwd})
             named = {p["path"]: p for p in result.structured_content["problems"]}
-            if "broken.md" in named:
+            # The problem is recorded just before the rows are committed: wait for both.
+            if "broken.md" in named and result.structured_content["unindexed_files"] == 0:
                 break
             assert time.monotonic() - started < 90, "the watcher never indexed broken.md"
             await asyncio.sleep(0.2)

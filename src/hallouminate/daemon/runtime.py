@@ -105,11 +105,11 @@ class Runtime:
         # The start-up sweep of temp files a killed daemon left; writes wait for it (it must not meet
         # theirs), nothing else does.
         self._recovered: asyncio.Future[list[str]] | None = None
-        # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
-        # written by a tool is not embedded a second time by the watcher).
         # What the catch-up and the watcher indexed, by corpus (store key), since the last `index` result
         # for it: that result reports it, so an `index` after a restart does not just say "0 upserted".
         self._background_work: dict[str, dict[BackgroundSource, BackgroundWork]] = {}
+        # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
+        # written by a tool is not embedded a second time by the watcher).
         self.counters: dict[str, int] = {
             "watcher_batches": 0,
             "watcher_files_upserted": 0,

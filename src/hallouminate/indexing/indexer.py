@@ -4,8 +4,8 @@ Change gate, cheapest first: size and mtime equal to the stored values -> the fi
 content hash -> only the stored stat is refreshed ("touched"); otherwise re-chunk and re-embed. A file
 that cannot be read, is binary, is not UTF-8 or is too large is skipped and reported, and keeps its old
 rows: one bad file never aborts a run. A page with no text is skipped too (its old rows go). Each file's
-problem is recorded (``problems.py``) until a run reads it clean. Embedding runs in batches of 32 chunks across files; each file's rows are
-written in one commit once all its chunks have vectors.
+problem is recorded (``problems.py``) until a run reads it clean. Embedding runs in batches of 32 chunks
+across files; each file's rows are written in one commit once all its chunks have vectors.
 """
 
 from __future__ import annotations
@@ -303,8 +303,10 @@ class _Run:
                 self.skip(rel, "unreadable", f"cannot read: {exc.message}")
             return
         digest = hashlib.sha256(data).hexdigest()
-        if old is not None and old.content_hash == digest:
-            # The same bytes: the same problem, if it had one (kept as recorded).
+        skipped_before = rel in self.recorded and not self.recorded[rel]["indexed"]
+        if old is not None and old.content_hash == digest and not skipped_before:
+            # The same bytes as its rows: the same problem, if it had one (kept as recorded). Not so
+            # after a skip: the file is back to its indexed bytes, and read again to learn how it is.
             self.touched[rel] = (st.st_size, st.st_mtime_ns)
             return
         nul = data.find(b"\0") if file_format(rel) != "pdf" else -1
