@@ -60,7 +60,7 @@ def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
     coverage = json.loads(counted.stdout)["docs"]
     assert coverage and all(doc["coverage"]["chunks"] >= 1 and "chunks" not in doc for doc in coverage)
     refused = hm(sandbox, "ground", QUESTION, "--output", "counts", cwd=repo)
-    assert refused.returncode == 2 and "needs match" in refused.stderr
+    assert refused.returncode == 2 and "--output counts needs --match phrase" in refused.stderr
 
 
 def test_caller_mistakes_exit_2_with_the_message(sandbox: Sandbox) -> None:

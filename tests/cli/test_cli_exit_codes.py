@@ -42,6 +42,27 @@ def test_caller_mistakes_exit_2(sandbox: Sandbox) -> None:
         assert "Traceback" not in out.stderr
 
 
+def test_local_commands_exit_2_for_caller_mistakes(sandbox: Sandbox) -> None:
+    """Before: `config init` over an existing config and `model status --model` with a model we do not
+    provision exited 1, as if we were at fault."""
+    repo = sandbox.make_repo(wiki=None)
+    sandbox.config_file.unlink(missing_ok=True)
+    first = hm(sandbox, "config", "init", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    exists = hm(sandbox, "config", "init", cwd=repo)
+    assert exists.returncode == 2 and "already exists" in exists.stderr and "--force" in exists.stderr
+    bad_name = hm(sandbox, "init-repo", "two words", "--path", str(sandbox.root / "other"), cwd=repo)
+    assert bad_name.returncode == 2 and "whitespace" in bad_name.stderr
+    unknown_model = hm(sandbox, "model", "status", "--model", "no-such-model", cwd=repo)
+    assert unknown_model.returncode == 2 and "not a model hallouminate provisions" in unknown_model.stderr
+    # A broken baseline (not only a broken repository layer) is a caller mistake too.
+    sandbox.config_file.write_text("[search\n")
+    broken = hm(sandbox, "config", "show", cwd=repo)
+    assert broken.returncode == 2 and "malformed TOML" in broken.stderr
+    for out in (exists, bad_name, unknown_model, broken):
+        assert "Traceback" not in out.stderr
+
+
 def test_a_fault_exits_1(sandbox: Sandbox) -> None:
     sandbox.write_config(f'[embeddings]\ncache_dir = "{sandbox.root / "no-model"}"\n')
     repo = sandbox.make_repo()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from support.sandbox import config_only_env
 
 
 def _entry() -> list[str]:
@@ -23,9 +24,7 @@ def _entry() -> list[str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
-    base.update({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")})
-    return base
+    return config_only_env(tmp_path)
 
 
 def hm(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +44,7 @@ def test_init_then_validate_passes_and_init_refuses_to_clobber(env: dict[str, st
 
     file.write_text("# mine\n")
     again = hm(env, tmp_path, "init")
-    assert again.returncode == 1 and "--force" in again.stderr
+    assert again.returncode == 2 and "--force" in again.stderr  # a caller mistake (docs/cli.md)
     assert file.read_text() == "# mine\n"
     forced = hm(env, tmp_path, "init", "--force")
     assert forced.returncode == 0 and "[search]" in file.read_text()

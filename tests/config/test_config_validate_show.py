@@ -65,8 +65,8 @@ def test_validate_for_checks_the_layers_together(baseline: Path, tmp_path: Path)
     repo = tmp_path / "r"
     write(baseline, "[search]\ntop_files = 5\n")
     layer = write(repo / ".hallouminate" / "config.toml", "[search]\ntop_files = 7\n")
-    files, problems = validate_for(repo)
-    assert files == [baseline, layer]
+    files, problems, at_fault = validate_for(repo)
+    assert files == [baseline, layer] and at_fault == [baseline, layer]
     (problem,) = problems
     assert str(baseline) in problem and str(layer) in problem and "5" in problem and "7" in problem
 

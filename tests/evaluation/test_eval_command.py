@@ -165,8 +165,8 @@ def test_a_real_regression_fails_the_run_and_only_compatible_runs_are_compared(s
     runs = history_of(golden)
     assert len(runs) == 50 and runs[0]["seq"] == 1 and "seq" not in runs[-1]
     assert runs[-1]["queries"] == {
-        "restore": {"rank": 1, "exact": True},
-        "rollback": {"rank": 1, "exact": True},
+        "restore": {"rank": 1, "exact": True, "ranks": {"backups.md": 1}},
+        "rollback": {"rank": 1, "exact": True, "ranks": {"deploys.md": 1}},
     }
 
     steady = hm(sandbox, "eval", "golden.yaml", "--fail-on-regression", cwd=repo)
@@ -190,9 +190,14 @@ def test_a_real_regression_fails_the_run_and_only_compatible_runs_are_compared(s
     assert mrr_row[2] == "1.000" and mrr_row[-1] == "REGRESSION"
     now = history_of(golden)[-1]["queries"]["restore"]["rank"]
     assert now is None or now > 1
-    assert (
-        f"  query restore: rank 1 -> {'rank ' + str(now) if now else 'not in the top 10'}" in regressed.stdout
-    )
+    # The report names the query that changed and how: its rank before and after, the page it lost,
+    # the exact top chunk it no longer finds; --fail-on-regression says the same on stderr.
+    how = f"rank 1 -> {'rank ' + str(now) if now else 'not in the top 10'}"
+    how += "; lost backups.md (was rank 1)" if now is None else ""
+    how += "; exact top chunk lost"
+    assert f"  query restore worse: {how}" in regressed.stdout.splitlines()
+    assert f"  query restore: {how}" in regressed.stderr.splitlines()
+    assert "rollback" not in regressed.stderr
 
     # The previous compatible run is now the regressed one: nothing changed since, so this passes.
     again = hm(sandbox, "eval", "golden.yaml", "--fail-on-regression", "--format", "json", cwd=repo)
@@ -214,10 +219,25 @@ def test_a_real_regression_fails_the_run_and_only_compatible_runs_are_compared(s
 
 def test_bad_input_exits_2_with_the_reason(sandbox: Sandbox) -> None:
     repo = wiki_repo(sandbox)
-    (repo / "broken.yaml").write_text("queries:\n  - id: a\n    query: x\n    expected: [a.md]\n  - id: b\n")
+    (repo / "broken.yaml").write_text(
+        "queries:\n  - id: a\n    query: x\n    expected: [a.md]\n  - id: b\n"
+        "  - id: a\n    query: again\n    expected: [b.md]\n  - id: c\n    query: ''\n    expected: [c.md]\n"
+    )
     broken = hm(sandbox, "eval", "broken.yaml", cwd=repo)
     assert broken.returncode == 2
+    # Every entry at fault, not only the first.
+    assert "3 problems:" in broken.stderr
     assert "broken.yaml:5: the entry has no 'query'" in broken.stderr
+    assert "broken.yaml:6: duplicate id 'a' (first used on line 2)" in broken.stderr
+    assert "broken.yaml:10: query must be a non-empty string, got ''" in broken.stderr
+    as_json = hm(sandbox, "eval", "broken.yaml", "--format", "json", cwd=repo)
+    assert as_json.returncode == 2
+    error = json.loads(as_json.stdout)["error"]
+    assert error["type"] == "invalid_argument" and [p["line"] for p in error["data"]["problems"]] == [
+        5,
+        6,
+        10,
+    ]
     assert "Traceback" not in broken.stderr
     assert not sandbox.socket.exists()  # refused before any daemon was asked (or started)
     assert not (repo / "broken.yaml.history.jsonl").exists()

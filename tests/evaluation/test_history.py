@@ -15,6 +15,7 @@ from hallouminate.evaluation import (
     Report,
     compare,
     compatible,
+    describe_change,
     history_path,
     make_run,
     parse_golden,
@@ -86,7 +87,10 @@ def test_a_run_record_holds_identity_metrics_and_each_query_outcome() -> None:
     run = run_with(A_SLIPS)
     assert run["golden_digest"] == GOLDEN.digest and run["model"] == "m" and run["settings"] == SETTINGS
     assert run["time"] == "2026-01-02T03:04:05+00:00"
-    assert run["queries"] == {"a": {"rank": 3, "exact": False}, "b": {"rank": 1, "exact": True}}
+    assert run["queries"] == {
+        "a": {"rank": 3, "exact": False, "ranks": {"a.md": 3}},
+        "b": {"rank": 1, "exact": True, "ranks": {"b.md": 1}},
+    }
     assert run["metrics"]["recall@1"] == 0.5 and run["metrics"]["mrr"] == round((1 / 3 + 1) / 2, 6)
 
 
@@ -146,6 +150,31 @@ def test_a_query_lost_from_the_results_ranks_below_any_rank() -> None:
     assert [(c.id, c.previous, c.current) for c in comparison.worse] == [("a", 3, None)]
 
 
+def test_a_query_that_keeps_its_rank_but_loses_a_page_is_named_with_how() -> None:
+    golden = parse_golden("queries:\n  - {id: both, query: x, expected: [a.md, b.md]}\n", "yaml")
+
+    def run(files: list[str]) -> dict[str, Any]:
+        scores = [score_query(golden.queries[0], [RankedDoc(p, "c", 1.0, (), 1) for p in files], [1, 5])]
+        metrics = aggregate(scores, [1, 5], [1.0])
+        return make_run(golden, model="m", settings=SETTINGS, daemon_version="0", ks=[1, 5], metrics=metrics,
+                        scores=scores)  # fmt: skip
+
+    # a.md stays first, b.md drops out of the answer: before, only the best rank was compared, so this
+    # query was not listed at all.
+    comparison = compare(run(["a.md", "b.md"]), run(["a.md", "x.md"]), DEFAULT_THRESHOLD)
+    [change] = comparison.worse
+    assert (change.id, change.previous, change.current, change.lost) == ("both", 1, 1, {"b.md": 2})
+    assert describe_change(change) == "lost b.md (was rank 2)"
+    back = compare(run(["a.md", "x.md"]), run(["a.md", "b.md"]), DEFAULT_THRESHOLD)
+    assert [describe_change(c) for c in back.better] == ["found b.md (now rank 2)"]
+    # A history written before ``ranks`` were recorded still compares by the best rank.
+    old = run(["a.md", "b.md"])
+    old["queries"]["both"].pop("ranks")
+    assert [describe_change(c, 10) for c in compare(old, run(["x.md"]), DEFAULT_THRESHOLD).worse] == [
+        "rank 1 -> not in the top 10; exact top chunk lost"
+    ]
+
+
 def test_metrics_at_other_cutoffs_are_compared_where_both_runs_have_them() -> None:
     before = run_with(GOOD)
     after = run_with(A_SLIPS)
@@ -186,10 +215,8 @@ def test_text_report_shows_the_table_the_misses_and_the_regressions() -> None:
     )
     assert any(line.split()[:4] == ["recall@5", "1.000", "1.000", "+0.000"] for line in text.splitlines())
     assert "misses (1)" in text and "expected a.md rank 3; first: x.md" in text
-    assert (
-        "regressions: 5 metric(s) fell by more than 0.02, 1 query(ies) rank their expected page lower" in text
-    )
-    assert "  query a: rank 1 -> rank 3" in text
+    assert "regressions: 5 metric(s) fell by more than 0.02, 1 query(ies) answer worse" in text
+    assert "  query a worse: rank 1 -> rank 3; exact top chunk lost" in text
 
 
 def test_the_cli_default_threshold_is_the_library_one() -> None:

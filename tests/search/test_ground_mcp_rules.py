@@ -310,7 +310,7 @@ def test_phrase_result_and_outline(world: World) -> None:
     assert lines[chunk["line_start"] - 1] == "## Whitespace"
     assert "starts here and continues on" in chunk["snippet"] and len(chunk["snippet"]) <= 60
     text = found.content[0].text.split("\n")
-    assert text[0].startswith("starts here and continues on  ") and text[0].endswith(" 1 hits  1 occurrences")
+    assert text[0].startswith("starts here and continues on  ") and text[0].endswith(" 1 hit  1 occurrence")
     assert "phrases.md  (1)" in text
     assert f"  L{chunk['line_start']}-{chunk['line_end']}  Phrase Guide > Whitespace  (1)" in text
     assert any(line.strip() == chunk["snippet"] for line in text)

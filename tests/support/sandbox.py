@@ -103,6 +103,14 @@ class Sandbox:
         return int(text) if text else None
 
 
+def config_only_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a CLI process that only reads config files: this one's, with its own HOME and
+    XDG_CONFIG_HOME under ``tmp_path`` and none of our variables (no daemon is reached through it)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
+    base.update({"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    return base
+
+
 def wait_for_socket(socket: Path, proc: subprocess.Popen[bytes] | None = None, timeout: float = 60) -> None:
     import socket as socketlib
 

@@ -16,7 +16,7 @@ import click
 
 if TYPE_CHECKING:
     from hallouminate.config.validate import EffectiveConfig
-    from hallouminate.protocol.results import ListCorporaResult, ReadMarkdownResult
+    from hallouminate.protocol.results import ListCorporaResult, ListFilesResult, ReadMarkdownResult
 
     class ShownConfig(EffectiveConfig):
         cwd: str
@@ -47,8 +47,14 @@ def config_init(force: bool) -> None:
         with file.open("w" if force else "x", encoding="utf-8") as f:
             f.write(baseline_template())
     except FileExistsError:
-        raise click.ClickException(
-            f"{file} already exists; edit it, or pass --force to replace it with the template"
+        from hallouminate.cli.daemon_calls import CliFailure
+        from hallouminate.errors import Conflict
+
+        raise CliFailure(
+            Conflict(
+                f"{file} already exists; edit it, or pass --force to replace it with the template",
+                {"file": str(file), "problem": "exists"},
+            )
         ) from None
     click.echo(f"wrote {file}")
 
@@ -88,12 +94,14 @@ def config_validate(files: tuple[Path, ...]) -> None:
 
     if files:
         checked = [f.absolute() for f in files]
-        problems = [message for f in checked for message in validate_file(f)]
+        found = {f: validate_file(f) for f in checked}
+        problems = [message for messages in found.values() for message in messages]
+        at_fault = [f for f, messages in found.items() if messages]
     else:
         try:
-            checked, problems = validate_for(_cwd())
+            checked, problems, at_fault = validate_for(_cwd())
         except HallouminateError as exc:
-            checked, problems = [], [exc.message]
+            checked, problems, at_fault = [], [exc.message], []
         if not checked and not problems:
             click.echo(
                 f"no config files apply here (looked for {xdg.baseline_config_file()} and "
@@ -103,7 +111,11 @@ def config_validate(files: tuple[Path, ...]) -> None:
     for message in problems:
         click.echo(message, err=True)
     if problems:
-        click.echo(f"{len(problems)} problem(s) in {', '.join(str(f) for f in checked)}", err=True)
+        where = f" in {', '.join(str(f) for f in at_fault)}" if at_fault else ""
+        click.echo(f"{len(problems)} problem(s){where}", err=True)
+        for file in checked:
+            if file not in at_fault:
+                click.echo(f"ok: {file}")
         sys.exit(1)
     for file in checked:
         click.echo(f"ok: {file}")
@@ -123,20 +135,72 @@ def corpora(fmt: str) -> None:
 
 
 @click.command("read")
-@click.argument("corpus")
-@click.argument("path")
+@click.argument("where", metavar="[CORPUS] PAGE", nargs=-1, required=True)
 @click.option("--line-numbers", is_flag=True, help='Prefix each line with "N: ".')
-def read(corpus: str, path: str, line_numbers: bool) -> None:
-    """Print the file PATH (relative to its corpus) of CORPUS verbatim."""
-    from hallouminate.cli.daemon_calls import call_daemon
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def read(where: tuple[str, ...], line_numbers: bool, fmt: str) -> None:
+    """Print the page PAGE of CORPUS (default: this repository's wiki) verbatim.
 
-    args: dict[str, Any] = {"corpus": corpus, "path": path}
-    if line_numbers:
-        args["line_numbers"] = True
-    result: ReadMarkdownResult = call_daemon("read_markdown", args)
+    PAGE is a path relative to the corpus; failing that, the same path with ".md" added
+    (`read storage` reads storage.md); failing that, the one file of the corpus with that name
+    (`read setup` reads guides/setup.md when no other file is called setup.md).
+    """
+    if len(where) > 2:
+        raise click.UsageError(f"expected [CORPUS] PAGE, got {len(where)} arguments: {' '.join(where)}")
+    corpus, page = (None, where[0]) if len(where) == 1 else where
+    result = _read_page(corpus, page, line_numbers)
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
     # Bytes straight to stdout: click.echo would strip ANSI sequences when piped, and this is verbatim.
     sys.stdout.buffer.write(result["content"].encode("utf-8"))
     sys.stdout.buffer.flush()
+
+
+def _read_page(corpus: str | None, page: str, line_numbers: bool) -> ReadMarkdownResult:
+    """``read_markdown`` on the first of: ``page``, ``page + ".md"``, the corpus' one file whose name is
+    ``page`` or ``page + ".md"``. A miss reports the daemon's error for ``page`` itself (it lists the
+    nearest directory and the closest names)."""
+    from hallouminate.cli.daemon_calls import CliFailure, call_daemon
+    from hallouminate.errors import Conflict, NotFound
+
+    base: dict[str, Any] = {} if corpus is None else {"corpus": corpus}
+    if line_numbers:
+        base["line_numbers"] = True
+
+    def attempt(path: str) -> ReadMarkdownResult | CliFailure:
+        try:
+            found: ReadMarkdownResult = call_daemon("read_markdown", {**base, "path": path})
+            return found
+        except CliFailure as exc:
+            # Only a missing file is worth another guess; a refused path, an unknown corpus, ... stand.
+            if isinstance(exc.error, NotFound) and "path" in exc.error.data:
+                return exc
+            raise
+
+    first = attempt(page)
+    if not isinstance(first, CliFailure):
+        return first
+    if not page.endswith(".md"):
+        with_suffix = attempt(page + ".md")
+        if not isinstance(with_suffix, CliFailure):
+            return with_suffix
+    listed: ListFilesResult = call_daemon("list_files", {} if corpus is None else {"corpus": corpus})
+    names = {page, page + ".md"}
+    named = sorted(f["path"] for f in listed["files"] if f["path"].rsplit("/", 1)[-1] in names)
+    if len(named) > 1:
+        raise CliFailure(
+            Conflict(
+                f"{page!r} names {len(named)} files of corpus {listed['corpus']!r}: {', '.join(named)}; "
+                "pass the path of the one you mean",
+                {"path": page, "corpus": listed["corpus"], "problem": "ambiguous", "candidates": named},
+            )
+        )
+    if named:
+        only = attempt(named[0])
+        if not isinstance(only, CliFailure):
+            return only
+    raise first
 
 
 # -- rendering -----------------------------------------------------------------------------------------

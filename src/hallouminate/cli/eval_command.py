@@ -38,12 +38,6 @@ MIN_DEPTH = 10
 DEFAULT_THRESHOLD = 0.02
 
 
-class BadInput(click.ClickException):
-    """A golden file that cannot be used: a caller mistake, so exit 2 like other bad input."""
-
-    exit_code = 2
-
-
 @dataclass(frozen=True)
 class _Answers:
     status: StatusResult
@@ -89,7 +83,7 @@ def eval_command(
     """
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.config import resolve
-    from hallouminate.errors import HallouminateError
+    from hallouminate.errors import HallouminateError, InvalidArgument
     from hallouminate.evaluation import (
         HISTORY_LIMIT,
         GoldenError,
@@ -98,6 +92,7 @@ def eval_command(
         aggregate,
         as_json,
         compare,
+        describe_change,
         history_path,
         load_golden,
         make_run,
@@ -118,7 +113,11 @@ def eval_command(
     try:
         golden = load_golden(golden_file)
     except GoldenError as exc:
-        raise BadInput(str(exc)) from None
+        # A caller mistake (exit 2); with --format json each problem is in data.problems.
+        problems = [{"line": e.line, "reason": e.reason} for e in exc.problems]
+        raise CliFailure(
+            InvalidArgument(str(exc), {"file": str(golden_file), "problems": problems})
+        ) from None
 
     depth = max(MIN_DEPTH, ks[-1])
     try:
@@ -202,6 +201,8 @@ def eval_command(
     if fail_on_regression and comparison is not None and comparison.regressed:
         dropped = ", ".join(f"{c.metric} {c.delta:+.3f}" for c in comparison.drops)
         click.echo(f"regression beyond {threshold:g} since {comparison.previous_time}: {dropped}", err=True)
+        for q in comparison.worse:  # which queries, and how: what to look at first
+            click.echo(f"  query {q.id}: {describe_change(q, depth)}", err=True)
         sys.exit(1)
 
 

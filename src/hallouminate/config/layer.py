@@ -74,14 +74,14 @@ def read_layer(file: Path, root: Path | None) -> Layer:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}) from exc
     try:
-        doc = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        doc = tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{file}: config is not valid UTF-8", {"file": str(file)}) from exc
     except tomllib.TOMLDecodeError as exc:
-        line = _line_of(exc)
-        where = f" line {line}" if line else ""
+        line, where = _position(exc, text)
         raise ConfigError(
-            f"{file}:{where}: malformed TOML: {exc}", {"file": str(file), "line": line}
+            f"{file}: {where}: malformed TOML: {exc}", {"file": str(file), "line": line}
         ) from exc
     return _Parser(file, root).layer(doc)
 
@@ -105,13 +105,21 @@ def check_layer(file: Path, root: Path | None) -> tuple[Layer | None, list[Confi
     return layer, parser.problems
 
 
-def _line_of(exc: tomllib.TOMLDecodeError) -> int | None:
-    # Python 3.11's TOMLDecodeError carries the position only in its message.
+def _position(exc: tomllib.TOMLDecodeError, text: str) -> tuple[int, str]:
+    """The line of a TOML error and how to say where it is (``line 3``, ``line 3 (end of file)``).
+
+    Python 3.11's TOMLDecodeError carries the position only in its message, and none at all for an error
+    at the end of the document (an unclosed array or string): that is the last line holding anything,
+    where the unfinished value is to be closed.
+    """
     lineno = getattr(exc, "lineno", None)
     if isinstance(lineno, int):
-        return lineno
+        return lineno, f"line {lineno}"
     match = re.search(r"line (\d+)", str(exc))
-    return int(match.group(1)) if match else None
+    if match:
+        return int(match.group(1)), f"line {match.group(1)}"
+    last = max(1, len(text.rstrip().split("\n")))
+    return last, f"line {last} (end of file)"
 
 
 class _Parser:

@@ -7,7 +7,7 @@ wins, so a conflict is an error naming both values and both files).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from hallouminate import xdg
@@ -100,13 +100,18 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
             if key in seen and seen[key][0] != value:
                 old_value, old_file = seen[key]
                 section, name = key.split(".", 1)
+                # The later file is the more specific one (the repository layer after the baseline):
+                # changing it fixes this repository without changing what every other one gets.
                 raise ConfigError(
                     f"[{section}] {name} is set to {_show(old_value)} in {old_file} and to {_show(value)} in "
-                    f"{layer.file}; set it in one file only",
+                    f"{layer.file}; a setting takes one value: remove {name} from {layer.file} (which then "
+                    f"gets {_show(old_value)}), or remove it from {old_file} if each repository should "
+                    "set its own",
                     {
                         "key": key,
                         "values": [_show(old_value), _show(value)],
                         "files": [str(old_file), str(layer.file)],
+                        "fix_file": str(layer.file),
                     },
                 )
             seen.setdefault(key, (value, layer.file))
@@ -114,6 +119,26 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
 
 
 def _show(value: Scalar) -> str:
+    return repr(str(value)) if isinstance(value, Path) else repr(value)
+
+
+# CorpusSpec fields under the name a [[corpus]] table gives them.
+_KEYS = {"roots": "paths"}
+
+
+def _differences(first: CorpusSpec | RawRepository, second: CorpusSpec | RawRepository) -> tuple[str, str]:
+    """``("paths ['/a'], globs [...]", "paths ['/b'], ...")``: the fields two definitions disagree on."""
+    names = [f.name for f in fields(first) if getattr(first, f.name) != getattr(second, f.name)]
+
+    def described(definition: CorpusSpec | RawRepository) -> str:
+        return ", ".join(f"{_KEYS.get(n, n)} {_shown(getattr(definition, n))}" for n in names)
+
+    return described(first), described(second)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, tuple):
+        return repr([str(v) if isinstance(v, Path) else v for v in value])
     return repr(str(value)) if isinstance(value, Path) else repr(value)
 
 
@@ -147,10 +172,16 @@ class _Lists:
         for repo in layer.repositories:
             prior_repo = self.repositories.get(repo.name)
             if prior_repo is not None and prior_repo[0] != repo:
+                before, after = _differences(prior_repo[0], repo)
                 raise ConfigError(
-                    f"repository {repo.name!r} is defined twice, differently: in {prior_repo[1]} and in "
-                    f"{layer.file}",
-                    {"repository": repo.name, "files": [str(prior_repo[1]), str(layer.file)]},
+                    f"repository {repo.name!r} is defined twice, differently: in {prior_repo[1]} with "
+                    f"{before}; in {layer.file} with {after}; make the [[repository]] in {layer.file} the "
+                    "same, or remove it there",
+                    {
+                        "repository": repo.name,
+                        "files": [str(prior_repo[1]), str(layer.file)],
+                        "fix_file": str(layer.file),
+                    },
                 )
             self.repositories.setdefault(repo.name, (repo, layer.file))
             for spec in _derived(repo):
@@ -162,9 +193,11 @@ class _Lists:
             self.corpora[spec.name] = _Origin(spec, file)
         elif prior.spec != spec:
             # An identical repeat (a repo registered in the baseline and in its own layer) is harmless.
+            before, after = _differences(prior.spec, spec)
             raise ConfigError(
-                f"corpus {spec.name!r} is defined twice, differently: in {prior.file} and in {file}",
-                {"corpus": spec.name, "files": [str(prior.file), str(file)]},
+                f"corpus {spec.name!r} is defined twice, differently: in {prior.file} with {before}; in "
+                f"{file} with {after}; make the definition in {file} the same, or give it another name",
+                {"corpus": spec.name, "files": [str(prior.file), str(file)], "fix_file": str(file)},
             )
 
 

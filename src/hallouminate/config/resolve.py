@@ -126,6 +126,24 @@ def _exists(file: Path) -> bool:
         raise ConfigError(f"{file}: cannot check config: {exc.strerror or exc}", {"file": str(file)}) from exc
 
 
+def closest_corpus(name: str, names: list[str], default: str | None = None) -> str | None:
+    """The configured corpus ``name`` most likely meant: one whose last part (after the last ':') is
+    ``name`` ("wiki" for "repo:acme:wiki"; the default corpus first when several are), else the closest
+    by spelling, on the whole name or on its last part."""
+    tail = name.rsplit(":", 1)[-1]
+    same_tail = [n for n in names if n.rsplit(":", 1)[-1] == tail]
+    if same_tail:
+        return default if default in same_tail else same_tail[0]
+    best: tuple[float, str] | None = None
+    for candidate in names:
+        whole = difflib.SequenceMatcher(None, name, candidate).ratio()
+        part = difflib.SequenceMatcher(None, tail, candidate.rsplit(":", 1)[-1]).ratio()
+        score = max(whole if whole >= 0.5 else 0.0, part if part >= 0.6 else 0.0)
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, candidate)
+    return best[1] if best else None
+
+
 def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:
     """The corpus called ``name``, or the cwd's repository wiki when ``name`` is None."""
     names = list(resolved.corpora)
@@ -141,8 +159,7 @@ def corpus_for(resolved: Resolved, name: str | None) -> CorpusSpec:
     spec = resolved.corpora.get(name)
     if spec is not None:
         return spec
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-    closest = close[0] if close else None
+    closest = closest_corpus(name, names, resolved.default_corpus)
     hint = f"; did you mean {closest!r}?" if closest else ""
     listing = ", ".join(names) if names else "none are configured"
     raise NotFound(

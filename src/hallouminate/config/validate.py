@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from hallouminate import xdg
 from hallouminate.config import defaults
@@ -55,16 +55,31 @@ def files_for(cwd: Path) -> list[Path]:
     return files
 
 
-def validate_for(cwd: Path) -> tuple[list[Path], list[str]]:
-    """``(files, problems)`` for the files a request from ``cwd`` reads, checked alone and together."""
+class Validation(NamedTuple):
+    """What ``config validate`` reports: the files checked, every problem, and the files at fault."""
+
+    files: list[Path]
+    problems: list[str]
+    at_fault: list[Path]
+
+
+def validate_for(cwd: Path) -> Validation:
+    """The files a request from ``cwd`` reads, checked alone and together (``Validation``)."""
     files = files_for(cwd)
-    problems = [message for file in files for message in validate_file(file)]
+    problems: list[str] = []
+    at_fault: list[Path] = []
+    for file in files:
+        found = validate_file(file)
+        problems += found
+        at_fault += [file] if found else []
     if not problems:
         try:
             resolve(cwd)  # what the files cannot show alone: a scalar set differently in both
         except CallerError as exc:
             problems.append(exc.message)
-    return files, problems
+            named = exc.data.get("files") or ([exc.data["file"]] if "file" in exc.data else [])
+            at_fault = [Path(f) for f in named] if named else list(files)
+    return Validation(files, problems, at_fault)
 
 
 class ShownCorpus(TypedDict):

@@ -33,7 +33,7 @@ from hallouminate.evaluation.metrics import (
     ranked_docs,
     score_query,
 )
-from hallouminate.evaluation.report import QueryResult, Report, as_json, render_text
+from hallouminate.evaluation.report import QueryResult, Report, as_json, describe_change, render_text
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -52,6 +52,7 @@ __all__ = [
     "chunk_matches",
     "compare",
     "compatible",
+    "describe_change",
     "history_path",
     "load_golden",
     "make_run",

@@ -6,7 +6,8 @@ Two formats are read (see docs/evaluation.md):
 - YAML, ``{queries: [{id, query, expected: [{path, heading?}], tags?}]}``: one or more expected pages.
 
 Anything malformed is refused with a ``GoldenError`` carrying the 1-based line and the reason: the
-decoder's position for syntax errors, the offending entry's (or field's) line for schema errors.
+decoder's position for syntax errors, the offending entry's (or field's) line for schema errors. A file
+that parses is checked whole: the error then lists every entry at fault (``problems``), not only the first.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,6 +41,22 @@ class GoldenError(ValueError):
         self.source = source
         where = f"{source}:{line}" if line is not None else source
         super().__init__(f"{where}: {reason}")
+        # Every problem found (this one alone, unless built by ``of``).
+        self.problems: list[GoldenError] = [self]
+
+    @classmethod
+    def of(cls, problems: list[GoldenError]) -> GoldenError:
+        """One error for several: the first's line and reason, every problem listed in the message."""
+        if len(problems) == 1:
+            return problems[0]
+        ordered = sorted(problems, key=lambda e: (e.line is not None, e.line or 0))
+        first = ordered[0]
+        combined = cls(first.line, first.reason, first.source)
+        combined.problems = ordered
+        ValueError.__init__(
+            combined, f"{len(ordered)} problems:\n" + "\n".join(f"  {e.args[0]}" for e in ordered)
+        )
+        return combined
 
 
 @dataclass(frozen=True)
@@ -114,14 +132,19 @@ def load_golden(path: Path) -> Golden:
 
 
 def parse_golden(text: str, fmt: GoldenFormat, source: str = "golden file") -> Golden:
-    entries = _parse_json(text, source) if fmt == "json" else _parse_yaml(text, source)
-    if not entries:
+    entries, problems = _parse_json(text, source) if fmt == "json" else _parse_yaml(text, source)
+    if not entries and not problems:
         raise GoldenError(None, "it holds no queries", source)
     seen: dict[str, int] = {}
     for q in entries:
         if q.id in seen:
-            raise GoldenError(q.line, f"duplicate id {q.id!r} (first used on line {seen[q.id]})", source)
-        seen[q.id] = q.line
+            problems.append(
+                GoldenError(q.line, f"duplicate id {q.id!r} (first used on line {seen[q.id]})", source)
+            )
+        else:
+            seen[q.id] = q.line
+    if problems:
+        raise GoldenError.of(problems)
     canonical = [
         {"id": q.id, "query": q.query, "expected": [e.as_dict() for e in q.expected], "tags": list(q.tags)}
         for q in entries
@@ -180,7 +203,15 @@ def _show(value: Any) -> str:
 
 
 # -- JSON ---------------------------------------------------------------------------------------------------
-def _parse_json(text: str, source: str) -> list[GoldenQuery]:
+def _each(parse: Callable[[], GoldenQuery], entries: list[GoldenQuery], problems: list[GoldenError]) -> None:
+    """One entry parsed into ``entries``, or its problem kept in ``problems`` so the rest are checked."""
+    try:
+        entries.append(parse())
+    except GoldenError as exc:
+        problems.append(exc)
+
+
+def _parse_json(text: str, source: str) -> tuple[list[GoldenQuery], list[GoldenError]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -190,7 +221,11 @@ def _parse_json(text: str, source: str) -> list[GoldenQuery]:
             1, "a JSON golden file is a list of {id, query, expected_chunk} objects, got an object", source
         )
     lines = _json_item_lines(text)
-    return [_json_entry(item, line, source) for item, line in zip(data, lines, strict=True)]
+    entries: list[GoldenQuery] = []
+    problems: list[GoldenError] = []
+    for item, line in zip(data, lines, strict=True):
+        _each(partial(_json_entry, item, line, source), entries, problems)
+    return entries, problems
 
 
 def _json_item_lines(text: str) -> list[int]:
@@ -252,7 +287,7 @@ def _json_entry(item: Any, line: int, source: str) -> GoldenQuery:
 
 
 # -- YAML ---------------------------------------------------------------------------------------------------
-def _parse_yaml(text: str, source: str) -> list[GoldenQuery]:
+def _parse_yaml(text: str, source: str) -> tuple[list[GoldenQuery], list[GoldenError]]:
     loader = yaml.SafeLoader(text)
     try:
         root = loader.get_single_node()
@@ -281,10 +316,11 @@ def _parse_yaml(text: str, source: str) -> list[GoldenQuery]:
     assert queries_node is not None
     if not isinstance(data["queries"], list) or not isinstance(queries_node, yaml.SequenceNode):
         raise GoldenError(key_lines["queries"], "'queries' must be a list of entries", source)
-    return [
-        _yaml_entry(item, node, source)
-        for item, node in zip(data["queries"], queries_node.value, strict=True)
-    ]
+    entries: list[GoldenQuery] = []
+    problems: list[GoldenError] = []
+    for item, node in zip(data["queries"], queries_node.value, strict=True):
+        _each(partial(_yaml_entry, item, node, source), entries, problems)
+    return entries, problems
 
 
 def _yaml_entry(item: Any, node: yaml.Node, source: str) -> GoldenQuery:

@@ -53,7 +53,10 @@ def make_run(
         "ks": list(ks),
         "queries_count": len(scores),
         "metrics": {key: round(value, 6) for key, value in metrics.items()},
-        "queries": {s.id: {"rank": s.first_rank, "exact": s.exact_top_chunk} for s in scores},
+        # ``ranks`` (each expected page's rank, null when not returned): to say which page a query lost.
+        "queries": {
+            s.id: {"rank": s.first_rank, "exact": s.exact_top_chunk, "ranks": dict(s.ranks)} for s in scores
+        },
     }
 
 
@@ -131,9 +134,32 @@ class MetricChange:
 
 @dataclass(frozen=True)
 class RankChange:
+    """How one query's answer changed: the rank of its best expected page (None: not returned), the
+    expected pages it no longer returns (``lost``) or now returns (``found``), its exact top chunk."""
+
     id: str
     previous: int | None
     current: int | None
+    lost: dict[str, int] = field(default_factory=dict)  # page -> its previous rank
+    found: dict[str, int] = field(default_factory=dict)  # page -> its new rank
+    exact_previous: bool | None = None
+    exact_current: bool | None = None
+
+    @property
+    def worse(self) -> bool:
+        return (
+            _rank_order(self.current) > _rank_order(self.previous)
+            or bool(self.lost)
+            or (self.exact_previous is True and self.exact_current is False)
+        )
+
+    @property
+    def changed(self) -> bool:
+        return (
+            self.previous != self.current
+            or bool(self.lost or self.found)
+            or (self.exact_previous is not None and self.exact_previous != self.exact_current)
+        )
 
 
 @dataclass(frozen=True)
@@ -143,7 +169,8 @@ class Comparison:
     changes: list[MetricChange]
     # Quality metrics that fell by more than the threshold: what --fail-on-regression fails on.
     drops: list[MetricChange]
-    # Queries whose best expected page now ranks lower (or no longer shows), and higher.
+    # Queries whose answer got worse (best expected page lower or gone, an expected page lost, the exact
+    # top chunk lost), and the others that changed (for the better).
     worse: list[RankChange] = field(default_factory=list)
     better: list[RankChange] = field(default_factory=list)
 
@@ -165,12 +192,39 @@ def compare(previous: dict[str, Any], current: dict[str, Any], threshold: float)
     for qid, outcome in (current.get("queries") or {}).items():
         if qid not in old_queries:
             continue
-        was, now = old_queries[qid].get("rank"), outcome.get("rank")
-        if _rank_order(now) > _rank_order(was):
-            worse.append(RankChange(qid, was, now))
-        elif _rank_order(now) < _rank_order(was):
-            better.append(RankChange(qid, was, now))
+        change = _query_change(qid, old_queries[qid], outcome)
+        if change.worse:
+            worse.append(change)
+        elif change.changed:
+            better.append(change)
     return Comparison(str(previous.get("time", "?")), threshold, changes, drops, worse, better)
+
+
+def _query_change(qid: str, was: dict[str, Any], now: dict[str, Any]) -> RankChange:
+    # ``ranks`` and ``exact`` are compared only when both runs recorded them (older histories lack ranks).
+    old_ranks: dict[str, int | None] = was.get("ranks") or {}
+    new_ranks: dict[str, int | None] = now.get("ranks") or {}
+    lost: dict[str, int] = {}
+    found: dict[str, int] = {}
+    for page, before in old_ranks.items():
+        after = new_ranks.get(page)
+        if page not in new_ranks:
+            continue
+        if before is not None and after is None:
+            lost[page] = before
+        elif before is None and after is not None:
+            found[page] = after
+    exact_was, exact_now = was.get("exact"), now.get("exact")
+    both_exact = isinstance(exact_was, bool) and isinstance(exact_now, bool)
+    return RankChange(
+        qid,
+        was.get("rank"),
+        now.get("rank"),
+        lost,
+        found,
+        exact_was if both_exact else None,
+        exact_now if both_exact else None,
+    )
 
 
 def _rank_order(rank: int | None) -> float:

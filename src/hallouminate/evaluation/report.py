@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hallouminate.evaluation.golden import Golden, GoldenQuery
-from hallouminate.evaluation.history import Comparison
+from hallouminate.evaluation.history import Comparison, RankChange
 from hallouminate.evaluation.metrics import QueryScore, RankedDoc, aggregate, quality_keys
 
 
@@ -78,12 +78,38 @@ def as_json(report: Report) -> dict[str, Any]:
                 {"metric": c.metric, "previous": c.previous, "current": c.current, "delta": c.delta}
                 for c in comparison.drops
             ],
-            "worse": [{"id": c.id, "previous": c.previous, "current": c.current} for c in comparison.worse],
-            "better": [{"id": c.id, "previous": c.previous, "current": c.current} for c in comparison.better],
+            "worse": [_change_json(c) for c in comparison.worse],
+            "better": [_change_json(c) for c in comparison.better],
         },
         "history": {"path": report.history_file, "runs": report.history_runs, "limit": report.history_limit},
         "warnings": report.warnings,
     }
+
+
+def _change_json(c: RankChange) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "previous": c.previous,
+        "current": c.current,
+        "lost": c.lost,
+        "found": c.found,
+        "exact_previous": c.exact_previous,
+        "exact_current": c.exact_current,
+        "how": describe_change(c),
+    }
+
+
+def describe_change(c: RankChange, depth: int | None = None) -> str:
+    """How a query's answer changed, in words: "rank 1 -> 4; lost b.md (was rank 2); exact top chunk
+    lost"."""
+    parts = []
+    if c.previous != c.current:
+        parts.append(f"{_rank(c.previous, depth)} -> {_rank(c.current, depth)}")
+    parts.extend(f"lost {page} (was rank {rank})" for page, rank in sorted(c.lost.items()))
+    parts.extend(f"found {page} (now rank {rank})" for page, rank in sorted(c.found.items()))
+    if c.exact_previous is not None and c.exact_previous != c.exact_current:
+        parts.append("exact top chunk " + ("lost" if c.exact_previous else "gained"))
+    return "; ".join(parts) or "unchanged"
 
 
 def _query_json(r: QueryResult, ks: list[int]) -> dict[str, Any]:
@@ -180,20 +206,25 @@ def is_miss(score: QueryScore, cut: int) -> bool:
 
 def _regressions(comparison: Comparison, depth: int) -> list[str]:
     if not comparison.drops and not comparison.worse:
-        return [f"regressions: none (no quality metric fell by more than {comparison.threshold:g})"]
-    lines = [
-        f"regressions: {len(comparison.drops)} metric(s) fell by more than {comparison.threshold:g}, "
-        f"{len(comparison.worse)} query(ies) rank their expected page lower"
-    ]
+        lines = [f"regressions: none (no quality metric fell by more than {comparison.threshold:g})"]
+    else:
+        lines = [
+            f"regressions: {len(comparison.drops)} metric(s) fell by more than {comparison.threshold:g}, "
+            f"{len(comparison.worse)} query(ies) answer worse"
+        ]
     for c in comparison.drops:
         lines.append(f"  {c.metric}  {c.previous:.3f} -> {c.current:.3f} ({c.delta:+.3f})")
     for q in comparison.worse:
-        lines.append(f"  query {q.id}: {_rank(q.previous, depth)} -> {_rank(q.current, depth)}")
+        lines.append(f"  query {q.id} worse: {describe_change(q, depth)}")
+    for q in comparison.better:
+        lines.append(f"  query {q.id} better: {describe_change(q, depth)}")
     return lines
 
 
-def _rank(rank: int | None, depth: int) -> str:
-    return f"rank {rank}" if rank is not None else f"not in the top {depth}"
+def _rank(rank: int | None, depth: int | None) -> str:
+    if rank is not None:
+        return f"rank {rank}"
+    return f"not in the top {depth}" if depth is not None else "not returned"
 
 
 def _num(key: str, value: float) -> str:

@@ -28,7 +28,7 @@ from hallouminate.indexing.text_chunker import (
     summarize,
 )
 
-__all__ = ["chunk_pdf"]
+__all__ = ["UnparseableFile", "chunk_pdf", "page_texts"]
 
 PAGE_CRUMB = "page:{}"
 
@@ -57,6 +57,18 @@ def chunk_pdf(data: bytes, count_tokens: CountTokens, budget: int, *, title: str
     if failed and failed == len(reader.pages):
         raise UnparseableFile(f"broken PDF: text of none of its {failed} pages could be extracted")
     return TextPage(doc_title, summarize(doc_title, first), chunks)
+
+
+def page_texts(data: bytes) -> list[str | None]:
+    """The extracted text of each page of the PDF in ``data``, LF line ends (as the chunks' lines count
+    them), None for a page whose text cannot be extracted: what ``read_markdown`` shows of a PDF.
+
+    ``UnparseableFile`` as ``chunk_pdf``: a file pypdf cannot open, a password, no page extractable.
+    """
+    texts = _page_texts(_open(data))
+    if texts and all(text is None for text in texts):
+        raise UnparseableFile(f"broken PDF: text of none of its {len(texts)} pages could be extracted")
+    return [None if text is None else Source(text).src for text in texts]
 
 
 def _open(data: bytes) -> PdfReader:

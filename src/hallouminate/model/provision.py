@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout, legacy
@@ -64,6 +65,21 @@ class ModelStatus:
     problem: str | None = None
     # An install in the layout of hallouminate 0.1, usable: the next load or install converts it.
     legacy_dir: Path | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """For `hallouminate model status --format json`: the fields, paths as strings."""
+        where = self.legacy_dir or self.directory
+        return {
+            "model_name": self.model_name,
+            "installed": self.installed,
+            "cache_dir": str(self.cache_dir),
+            "directory": None if where is None else str(where),
+            "source": self.source,
+            "revision": self.revision,
+            "installed_at": self.installed_at,
+            "problem": self.problem,
+            "files": dict(self.files),
+        }
 
     def describe(self) -> str:
         if not self.installed:

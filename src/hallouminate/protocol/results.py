@@ -234,6 +234,9 @@ class ReadMarkdownResult(TypedDict):
     absolute_path: str
     content: str
     bytes: int
+    # A PDF only: content is its extracted text, one "## Page N" section per page.
+    format: NotRequired[Literal["pdf"]]
+    pages: NotRequired[int]
 
 
 class CorpusStatsResult(TypedDict):

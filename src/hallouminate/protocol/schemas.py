@@ -433,6 +433,9 @@ RESULTS: dict[str, dict[str, Any]] = {
             "absolute_path": {"type": "string"},
             "content": {"type": "string"},
             "bytes": {"type": "integer"},
+            # A PDF only: content is the extracted text, one "## Page N" section per page.
+            "format": {"type": "string", "enum": ["pdf"]},
+            "pages": {"type": "integer", "minimum": 0},
         },
         "required": ["corpus", "path", "absolute_path", "content", "bytes"],
     },

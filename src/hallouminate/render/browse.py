@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from hallouminate.protocol.results import (
     BacklinksResult,
     CorpusStatsResult,
@@ -54,12 +56,24 @@ def render_read(result: ReadMarkdownResult) -> str:
 
 def render_stats(result: CorpusStatsResult) -> str:
     keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
-    lines = [str(result.get("corpus")), *(f"  {key}: {result.get(key)}" for key in keys)]
+    lines = [str(result.get("corpus")), *(_stat(key, result.get(key)) for key in keys)]
     if "skipped_files" in result:
         # Skipped for a reason named below: indexing again does not help, fixing the file does.
         lines.append(f"  skipped_files: {result['skipped_files']}")
     lines.extend(render_problems(result.get("problems", [])))
     return "\n".join(lines)
+
+
+def _stat(key: str, value: object) -> str:
+    if key.endswith("_ms") and key.startswith("last_"):  # a time in epoch milliseconds: shown as a date
+        name = key.removesuffix("_ms")
+        return f"  {name}: {when(value) if isinstance(value, int) else 'never'}"
+    return f"  {key}: {value}"
+
+
+def when(epoch_ms: int) -> str:
+    """An epoch-milliseconds time as a UTC date to the second, e.g. ``2026-12-03 13:02:11 UTC``."""
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def render_backlinks(result: BacklinksResult) -> str:

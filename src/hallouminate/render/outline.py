@@ -14,6 +14,10 @@ def _score(value: float) -> str:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else f"{value:.4f}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def render_ground(result: GroundResult) -> str:
     """``<query>  <ms>ms  <hits> hits``, then per file its path, score and summary, per chunk its lines.
 
@@ -21,9 +25,9 @@ def render_ground(result: GroundResult) -> str:
     """
     docs = result.get("docs", [])
     hits = result.get("stats", {}).get("hits", 0)
-    lines = [f"{result.get('query', '')}  {result.get('took_ms', 0):.0f}ms  {hits} hits"]
+    lines = [f"{result.get('query', '')}  {result.get('took_ms', 0):.0f}ms  {_count(hits, 'hit')}"]
     if "occurrences" in result.get("stats", {}):  # phrase mode
-        lines[0] += f"  {result['stats']['occurrences']} occurrences"
+        lines[0] += f"  {_count(result['stats']['occurrences'], 'occurrence')}"
     several = len({doc.get("corpus") for doc in docs}) > 1
     for doc in docs:
         lines.append("")

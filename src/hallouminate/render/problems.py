@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from datetime import UTC, datetime
 
 from hallouminate.protocol.results import BackgroundWork, FileProblem
 
@@ -13,11 +13,11 @@ _BY = {"catch-up": "the catch-up of edits made while no daemon watched", "watche
 
 
 def clock(ms: int) -> str:
-    """A local wall-clock time, with the date when it is not today's."""
-    moment = time.localtime(ms / 1000)
-    if time.strftime("%Y-%m-%d", moment) == time.strftime("%Y-%m-%d"):
-        return time.strftime("%H:%M:%S", moment)
-    return time.strftime("%Y-%m-%d %H:%M:%S", moment)
+    """A UTC time (as ``corpus_stats`` shows its dates), with the date when it is not today's."""
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    if moment.date() == datetime.now(UTC).date():
+        return moment.strftime("%H:%M:%S UTC")
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def render_background(work: BackgroundWork) -> str:

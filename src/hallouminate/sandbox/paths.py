@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hallouminate.errors import CallerError, InvalidArgument
 from hallouminate.protocol.limits import PATH_MAX_BYTES
-from hallouminate.sandbox.refusals import EXAMPLE, PathMissing, refuse, symlink, unreadable
+from hallouminate.sandbox.refusals import EXAMPLE, PathMissing, check_leaf, refuse, symlink, unreadable
 
 MAX_SEGMENT_BYTES = 255  # NAME_MAX on Linux and macOS
 MAX_PATH_BYTES = PATH_MAX_BYTES  # the limits table's, which the published schemas use too
@@ -76,11 +76,13 @@ def is_safe_relative_path(path: str) -> bool:
     return True
 
 
-def resolve_inside(root: Path, rel: str, *, must_exist: bool) -> Path:
+def resolve_inside(root: Path, rel: str, *, must_exist: bool, leaf_file: bool = False) -> Path:
     """``root/rel``, refusing a symlink anywhere on the way (intermediate or leaf) and any escape.
 
     With ``must_exist`` a missing segment raises ``PathMissing``; without, the rest of the path may be
-    missing (a file about to be written). An existing non-directory in the middle is refused.
+    missing (a file about to be written). An existing non-directory in the middle is refused. With
+    ``leaf_file`` an existing leaf must be a regular file (``directory``, ``not-a-file``): the tools that
+    take a page refuse a directory as such, before any rule about page names or globs.
     """
     segments = check_relative_path(rel)
     current = root
@@ -101,6 +103,8 @@ def resolve_inside(root: Path, rel: str, *, must_exist: bool) -> Path:
             raise symlink(rel, shown)
         if index < len(segments) - 1 and not stat.S_ISDIR(info.st_mode):
             raise refuse(rel, f"{shown!r} is not a directory", "not-a-directory")
+        if index == len(segments) - 1 and leaf_file:
+            check_leaf(rel, info.st_mode)
     target = root.joinpath(*segments)
     # Belt and braces: with no '..' and no symlink the target cannot escape, but say so explicitly.
     if os.path.commonpath([str(root), str(target)]) != str(root):

@@ -51,7 +51,7 @@ from hallouminate.search.assembly import (
 from hallouminate.search.footnotes import view
 from hallouminate.search.grouping import group_pages, page_of
 from hallouminate.search.modes import Mode
-from hallouminate.search.snippet import window, without_leading_headings
+from hallouminate.search.snippet import lead_in, window, without_leading_headings
 
 # The published bounds (protocol/limits.py).
 PHRASE_MAX_CHARS = limits.PHRASE_CHARS.high
@@ -435,4 +435,4 @@ def phrase_snippet(text: str, phrase: Phrase, width: int) -> str:
         flat = whole if found is not None else flat
     if len(flat) <= width:
         return flat
-    return window(flat, max(0, found.start() - width // 5) if found is not None else 0, width)
+    return window(flat, lead_in(found.start(), found.end(), width) if found is not None else 0, width)

@@ -9,6 +9,7 @@ from hallouminate.analysis import TokenFinder
 
 ELLIPSIS = "…"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}(?:\s.*)?$")
+_WORD = re.compile(r"\w+")
 
 # Finds the query's tokens in a chunk's text: the words whose token (by the analyser of BM25) is one of
 # them, so a snippet shows the words that matched ("run the job" for "running jobs"). Built once per query.
@@ -21,8 +22,37 @@ def make_snippet(text: str, terms: list[str], width: int, finder: TermFinder | N
     if len(flat) <= width:
         return flat
     hits = (finder if finder is not None else TermFinder(terms)).positions(flat)
-    start = _best_start(hits, width) if hits else 0
+    start = _fit_hits(flat, hits, _best_start(hits, width), width) if hits else 0
     return window(flat, start, width)
+
+
+def lead_in(match_start: int, match_end: int, width: int) -> int:
+    """Where a window of ``width`` showing the match ``[match_start, match_end)`` starts: a fifth of the
+    width of context before it, less when the match would not fit whole between the ellipses."""
+    return max(0, min(match_start, max(match_start - width // 5, match_end - (width - 2))))
+
+
+def _fit_hits(flat: str, hits: list[tuple[int, int]], start: int, width: int) -> int:
+    """``start``, moved right as little as needed for the window's first matched words to show whole.
+
+    The window keeps ``width // 5`` characters of context before its first hit; with a small width that
+    lead pushed a long matched word (or the end of a phrase) past the cut: "…the hallouminate_c…". The
+    context gives way first; a word longer than the window starts it (and is cut, as it must be)."""
+    span = width - 2  # room between the two ellipses
+    inside = [offset for offset, _ in hits if offset >= start]
+    if not inside:
+        return start
+    first = inside[0]
+    need = start
+    for offset in inside:
+        word = _WORD.match(flat, offset)
+        end = word.end() if word else offset + 1
+        if end - first > span:
+            break
+        need = max(need, end - span)
+    if need == start and (word := _WORD.match(flat, first)) is not None and word.end() - first > span:
+        need = first
+    return max(start, min(need, first))
 
 
 def _flatten(text: str) -> str:

@@ -102,7 +102,8 @@ TOOLS: dict[str, ToolSpec] = {
             op="read_markdown",
             description=(
                 "The verbatim UTF-8 content of one file of a corpus, by its corpus-relative path. Read a "
-                "page before overwriting it. Unsafe paths (absolute, '..', symlinks) are refused. "
+                "page before overwriting it. A PDF gives its extracted text, one '## Page N' section per "
+                "page. Unsafe paths (absolute, '..', symlinks) and directories are refused. "
                 "`corpus` defaults to the wiki of the repository containing `cwd`."
             ),
             read_only=True,

@@ -250,10 +250,13 @@ def _norm(text: str) -> str:
 
 
 def _occurrence_lines(text: str, needle: str) -> list[int]:
+    # Each line once, in order, however many times the text occurs on it.
     lines: list[int] = []
     at = text.find(needle)
     while at >= 0:
-        lines.append(text.count("\n", 0, at) + 1)
+        line = text.count("\n", 0, at) + 1
+        if not lines or lines[-1] != line:
+            lines.append(line)
         at = text.find(needle, at + len(needle))
     return lines
 

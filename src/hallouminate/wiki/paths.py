@@ -40,8 +40,8 @@ def write_root(spec: CorpusSpec) -> Path:
 def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
     """The segments of ``path`` if a write may touch ``root/path``; ``UnsafePath`` naming why not.
 
-    Cheapest first: the string, then the filesystem (``lstat`` from the root, no symlink on the way),
-    then the corpus' patterns and ignore files.
+    Cheapest first: the string, then the filesystem (``lstat`` from the root, no symlink on the way, an
+    existing leaf a regular file), then the page-name rule, the corpus' patterns and ignore files.
     """
     segments = check_relative_path(path)
     for segment in segments:
@@ -53,6 +53,8 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
                 f"names starting with {TEMP_PREFIX!r} are reserved for hallouminate's temp files",
                 "reserved",
             )
+    # Before the page-name rule: "guides" is refused as the directory it is, not as a bad page name.
+    resolve_inside(root, path, must_exist=False, leaf_file=True)
     if spec.kind == "wiki" and not is_wiki_page(path):
         stem = segments[-1].rsplit(".", 1)[0] or "page"
         raise UnsafePath(
@@ -60,7 +62,6 @@ def check_write_path(spec: CorpusSpec, root: Path, path: str) -> list[str]:
             f"(lower case), e.g. {'/'.join([*segments[:-1], stem + WIKI_PAGE_SUFFIX])!r}",
             {"corpus": spec.name, "path": path, "problem": "not-markdown"},
         )
-    resolve_inside(root, path, must_exist=False)
     if not compile_patterns(spec.globs).match_file(path):
         raise UnsafePath(
             f"{path!r} does not match the globs of corpus {spec.name!r} {list(spec.globs)}: it would not be "
