@@ -117,7 +117,9 @@ def test_problems_found_by_the_watcher_are_named_survive_a_restart_and_go_when_f
 
     text = hm(sandbox, "status", cwd=repo)
     assert text.returncode == 0, text.stderr
-    assert "broken.md: frontmatter (indexed as text): indexed as plain text" in text.stdout, text.stdout
+    assert "broken.md: frontmatter (indexed as text): frontmatter is not valid YAML" in text.stdout, (
+        text.stdout
+    )
     daemon = hm(sandbox, "daemon", "status", cwd=repo)
     assert "broken.md: frontmatter" in daemon.stdout, daemon.stdout
     daemon_json = hm_json(sandbox, "daemon", "status", cwd=repo)

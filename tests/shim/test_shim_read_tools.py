@@ -258,5 +258,5 @@ async def test_corpus_stats_names_the_problems_the_watcher_found_and_counts_skip
         assert named["broken.md"]["problem"] == "frontmatter" and named["broken.md"]["indexed"] is True
         text = result.content[0].text
         assert "skipped_files: 2" in text and "unindexed_files: 0" in text
-        assert "broken.md: frontmatter (indexed as text): indexed as plain text" in text
+        assert "broken.md: frontmatter (indexed as text): frontmatter is not valid YAML" in text
         assert "blob.md: binary (skipped)" in text and "empty.md: empty (skipped): an empty file" in text

@@ -334,7 +334,7 @@ class _Run:
         problem = page.frontmatter_error if isinstance(page, MarkdownPage) else None
         if problem:  # indexed as text all the same; the caller is told
             self.frontmatter_errors.append({"path": rel, "reason": problem})
-            self.note(rel, "frontmatter", f"indexed as plain text: {problem}", indexed=True)
+            self.note(rel, "frontmatter", problem, indexed=True)
         elif chunks:
             self.read_clean(rel)
         pending = _Pending(
