@@ -10,7 +10,7 @@ DEMO_QUESTION ?= How does the MCP shim reach the daemon?
 export UV_COMPILE_BYTECODE := 1
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup model demo test stress lint bench clean
+.PHONY: setup model demo test stress lint bench install clean
 
 setup: $(VENV)/.synced
 
@@ -54,6 +54,16 @@ lint: setup
 # `$(BIN)/python bench/suite.py --quick` runs tiny sizes; bench/foundation.py still runs on its own.
 bench: model
 	$(BIN)/python bench/suite.py
+
+# `hallouminate` on PATH for every repository: the locked dependencies (uv.lock, what the tests ran) in
+# their own environment under $(PREFIX)/lib/hallouminate, a copy of this checkout (not an editable link),
+# and $(PREFIX)/bin/hallouminate pointing at it. Works offline once `make setup` has filled uv's cache.
+PREFIX ?= $(HOME)/.local
+install: $(UV)
+	UV_PROJECT_ENVIRONMENT=$(PREFIX)/lib/hallouminate $(UV) sync --locked --no-dev --no-editable --python $(PYTHON)
+	mkdir -p $(PREFIX)/bin
+	ln -sf $(PREFIX)/lib/hallouminate/bin/hallouminate $(PREFIX)/bin/hallouminate
+	@echo "installed $(PREFIX)/bin/hallouminate; next: hallouminate model install"
 
 clean:
 	rm -rf $(VENV) .tools bench/out

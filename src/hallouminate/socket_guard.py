@@ -22,29 +22,43 @@ def lock_path_for(sock: Path) -> Path:
     return sock.with_name(sock.name + ".lock")
 
 
+def directory_problem(directory: Path) -> str | None:
+    """Why an existing socket directory must not hold our socket (cause and fix), or None when it may.
+
+    A check only: a directory we did not create is never chmod-ed (HALLOUMINATE_SOCKET may point into
+    one of the user's own directories). The socket itself is born 0600 and the daemon checks each peer's
+    uid, so a directory others may read is harmless; one they may write to is not (they could swap the
+    socket), nor one owned by someone else.
+    """
+    try:
+        info = directory.stat()
+    except OSError:
+        return None  # missing (created 0700 by us), or a problem the caller reports in its own words
+    if info.st_uid != os.getuid():
+        return (
+            f"socket directory {directory} belongs to uid {info.st_uid}, not to us; "
+            "set HALLOUMINATE_SOCKET to a path in a directory you own"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o002 or mode & stat.S_ISVTX:
+        return (
+            f"socket directory {directory} is shared (mode {oct(mode)}); "
+            "set HALLOUMINATE_SOCKET to a path in a private directory"
+        )
+    return None
+
+
 def _private_directory(directory: Path) -> None:
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        info = directory.stat()
     except OSError as exc:  # a parent is a file, no permission: say so rather than a traceback
         raise FilesystemFault(
             f"cannot create the socket directory {directory}: {exc.strerror or exc}; "
             "set HALLOUMINATE_SOCKET to a path in a private directory"
         ) from None
-    if info.st_uid != os.getuid():
-        raise FilesystemFault(
-            f"socket directory {directory} belongs to uid {info.st_uid}, not to us; "
-            "set HALLOUMINATE_SOCKET to a path in a directory you own"
-        )
-    mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
-        if mode & 0o002 or mode & stat.S_ISVTX:
-            # A shared directory such as /tmp: tightening it would break other users.
-            raise FilesystemFault(
-                f"socket directory {directory} is shared (mode {oct(mode)}); "
-                "set HALLOUMINATE_SOCKET to a path in a private directory"
-            )
-        os.chmod(directory, 0o700)
+    problem = directory_problem(directory)
+    if problem is not None:
+        raise FilesystemFault(problem)
 
 
 class SocketGuard:

@@ -287,6 +287,42 @@ def test_a_stalled_client_is_dropped_and_blocks_nobody(target: Target) -> None:
     stalled.close()
 
 
+def test_a_string_that_is_not_utf8_is_answered_under_its_request_id(target: Target) -> None:
+    # The MCP shim refuses such text itself; a raw client reaching the socket must still get an answer
+    # it can match (before, the answer had no id and the caller waited forever).
+    request = {"v": 1, "id": 4242, "op": "ground", "cwd": "/", "args": {"query": "QQQQ"}}
+    body = msgpack.packb(request, use_bin_type=True).replace(b"QQQQ", b"Q\xff\xfeQ")
+    with connect(target) as sock:
+        sock.sendall(frame(body))
+        answer = recv_message(sock)
+        assert answer["id"] == 4242 and answer["ok"] is False, answer
+        assert answer["error"]["kind"] == "invalid_params", answer
+        assert answer["error"]["type"] == "bad_encoding", answer
+        assert answer["error"]["data"]["problem"] == "encoding", answer
+        assert "not valid UTF-8" in answer["error"]["message"]
+        # The connection goes on.
+        assert call(sock, {"v": 1, "id": 5, "op": "ping", "cwd": None, "args": {}})["ok"] is True
+
+
+def test_our_client_refuses_to_send_a_lone_surrogate_and_its_connection_goes_on(target: Target) -> None:
+    import asyncio
+
+    from hallouminate.client import DaemonConnection
+    from hallouminate.errors import BadEncoding
+
+    async def exchange() -> tuple[BadEncoding, Any]:
+        async with await DaemonConnection.open(target.socket) as conn:
+            try:
+                await conn.call("ground", "/", {"query": "why \ud800"}, timeout=30)
+            except BadEncoding as exc:
+                return exc, await conn.call("ping", timeout=30)
+            raise AssertionError("a lone surrogate was sent")
+
+    refused, pong = asyncio.run(exchange())
+    assert refused.data["problem"] == "encoding" and "not valid Unicode" in refused.message
+    assert pong["pid"] == target.proc.pid
+
+
 def test_the_daemon_survived_and_its_memory_stayed_bounded(target: Target) -> None:
     # Runs last in this module (file order): every fuzz case above has been sent by now.
     assert pid_alive(target.proc.pid)

@@ -16,7 +16,7 @@ import pytest
 
 from hallouminate import __version__
 from hallouminate.protocol import MAX_FRAME, PROTOCOL_VERSION
-from support.sandbox import Sandbox, private_world
+from support.sandbox import Sandbox, mcp_session, private_world
 
 
 class RawClient:
@@ -190,6 +190,40 @@ def test_shared_socket_directory_is_refused(sandbox: Sandbox) -> None:
         timeout=60,
     )
     assert out.returncode == 1 and "shared" in out.stdout
+
+
+async def test_an_existing_socket_directory_of_ours_is_used_as_it_is_never_chmoded(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo(wiki=None)
+    mine = sandbox.root / "mine"
+    mine.mkdir()
+    os.chmod(mine, 0o755)  # a user's ordinary directory: readable by others, writable by us only
+    (mine / "notes.txt").write_text("the user's\n")
+    # Teardown finds the daemon and the warm host through the sandbox's socket.
+    sandbox.socket = mine / "d.sock"
+    sandbox.env["HALLOUMINATE_SOCKET"] = str(sandbox.socket)
+    async with mcp_session(sandbox) as session:
+        listed = await session.call_tool("list_corpora", {"cwd": str(repo)})
+    assert listed.structured_content["corpora"][0]["name"] == "repo:sample:wiki"
+    assert sandbox.daemon_pid() is not None
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o755
+    assert stat.S_IMODE(sandbox.socket.stat().st_mode) == 0o600
+
+
+async def test_a_refused_socket_directory_is_left_as_it_was(sandbox: Sandbox) -> None:
+    from mcp import MCPError
+
+    repo = sandbox.make_repo(wiki=None)
+    shared = sandbox.root / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    sandbox.env["HALLOUMINATE_SOCKET"] = str(shared / "d.sock")
+    async with mcp_session(sandbox) as session:
+        with pytest.raises(MCPError) as info:
+            await session.call_tool("list_corpora", {"cwd": str(repo)})
+    assert "is shared (mode 0o1777)" in info.value.message and "HALLOUMINATE_SOCKET" in info.value.message
+    # No daemon or warm host was started there, so nothing of theirs (spawn log, shim log, lock) is left.
+    assert sorted(os.listdir(shared)) == []
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
 
 
 def test_sigterm_removes_the_socket(own_daemon: Sandbox) -> None:

@@ -97,3 +97,31 @@ async def test_the_host_can_be_turned_off(sandbox: Sandbox) -> None:
     async with mcp_session(sandbox) as session:
         assert (await session.list_tools()).tools
     assert shim_host_pid(sandbox) is None
+
+
+async def test_daemon_stop_logs_no_traceback_and_the_host_exits_with_the_daemon(sandbox: Sandbox) -> None:
+    repo = sandbox.make_repo(wiki=None)
+    host_log = sandbox.socket.with_name(sandbox.socket.name + ".shim.log")
+    async with mcp_session(sandbox) as session:
+        await session.call_tool("list_corpora", {"cwd": str(repo)})
+        host, daemon = shim_host_pid(sandbox), sandbox.daemon_pid()
+        assert host is not None and daemon is not None
+        # Stopped while this shim is still connected: its connection is cut by the daemon's teardown.
+        stop = subprocess.run(
+            [sys.executable, "-m", "hallouminate", "daemon", "stop"],
+            env=sandbox.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert stop.returncode == 0 and "daemon stopped" in stop.stdout, stop
+        assert "stopped" in sandbox.daemon_log_text()
+        assert "Traceback" not in sandbox.daemon_log_text(), sandbox.daemon_log_text()
+        assert "CancelledError" not in sandbox.daemon_log_text()
+        # A shim still runs on the host: it stays, and says why.
+        assert wait_until(lambda: "still run" in host_log.read_text(), timeout=30), host_log.read_text()
+        assert pid_alive(host)
+    # The session ended: nothing holds the host any more.
+    assert wait_until(lambda: not pid_alive(host), timeout=30), host_log.read_text()
+    assert f"the daemon (pid {daemon})" in host_log.read_text()
+    assert "has stopped: exiting with it" in host_log.read_text()

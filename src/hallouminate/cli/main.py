@@ -38,7 +38,7 @@ def serve() -> None:
 
     from hallouminate.shim.server import serve as serve_stdio
 
-    anyio.run(serve_stdio)
+    sys.exit(anyio.run(serve_stdio))
 
 
 @cli.group()

@@ -21,6 +21,7 @@ from hallouminate import __version__, xdg
 from hallouminate.client.connection import DaemonConnection, DaemonUnavailable, unavailable
 from hallouminate.errors import HallouminateError
 from hallouminate.protocol import PROTOCOL_VERSION
+from hallouminate.socket_guard import directory_problem
 
 SPAWN_TIMEOUT = 60.0
 _POLL = 0.05
@@ -141,6 +142,9 @@ def _parent_problem(socket: Path) -> str | None:
                 f"{parent} is not a directory, so the daemon socket {socket} cannot be created under it; "
                 f"{_ELSEWHERE}"
             )
+        # Refused here, before spawning: a daemon would refuse it too, after its spawn log was left there.
+        if parent == socket.parent and (problem := directory_problem(parent)) is not None:
+            return f"could not start the daemon on {socket}: {problem}"
         return None
     return None
 

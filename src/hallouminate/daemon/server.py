@@ -17,8 +17,16 @@ from hallouminate import testing_hooks, xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
 from hallouminate.daemon.runtime import Runtime
-from hallouminate.errors import AnswerTooLarge, Forbidden, HallouminateError, Unavailable
+from hallouminate.errors import (
+    AnswerTooLarge,
+    BadEncoding,
+    Bug,
+    Forbidden,
+    HallouminateError,
+    Unavailable,
+)
 from hallouminate.protocol import (
+    FrameNotUnicode,
     FrameStalled,
     FrameTooLarge,
     decode_body,
@@ -117,6 +125,16 @@ class DaemonServer:
 
     # -- connections -------------------------------------------------------------------------------
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._client(reader, writer)
+        except asyncio.CancelledError:
+            # A client still connected when the daemon stops: the loop's teardown cancels its handler,
+            # wherever it waits (a read, closing the writer). The connection just ends; re-raising would
+            # have asyncio log a CancelledError traceback for each such client.
+            if not self._stop.is_set():
+                raise
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         self._arm_idle_timer()
         write_lock = asyncio.Lock()
@@ -172,7 +190,9 @@ class DaemonServer:
             try:
                 message = decode_body(body)
             except HallouminateError as exc:
-                await self._send(writer, write_lock, error_response(None, exc))
+                # Answered under the request's id when one could be read, so its caller is not left waiting.
+                rid = exc.request_id if isinstance(exc, FrameNotUnicode) else None
+                await self._send(writer, write_lock, error_response(rid, exc))
                 slots.release()
                 continue
             task = asyncio.get_running_loop().create_task(self._handle(message, writer, write_lock))
@@ -199,6 +219,10 @@ class DaemonServer:
     ) -> None:
         try:
             frame = encode_frame(message)
+        except BadEncoding as exc:  # text we produced that has no UTF-8 form: our fault, still answered
+            frame = encode_frame(
+                error_response(message.get("id"), Bug(f"the answer could not be sent: {exc.message}"))
+            )
         except HallouminateError as exc:
             frame = encode_frame(
                 error_response(

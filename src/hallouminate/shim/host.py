@@ -27,7 +27,7 @@ import anyio
 from hallouminate import xdg
 from hallouminate.errors import HallouminateError
 from hallouminate.shim.launcher import HOST_PROTOCOL, MAX_HELLO, fingerprint, host_socket_for
-from hallouminate.socket_guard import SocketGuard
+from hallouminate.socket_guard import SocketGuard, lock_path_for
 
 log = logging.getLogger("hallouminate.shim.host")
 DEFAULT_IDLE_SECS = 900.0
@@ -99,8 +99,7 @@ def _run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int]) -> No
         threading.Thread(target=watch_launcher, daemon=True).start()
         from hallouminate.shim.server import serve
 
-        anyio.run(serve)
-        code = 0
+        code = anyio.run(serve)
     except BaseException:
         log.exception("shim failed")
     finally:
@@ -135,9 +134,57 @@ async def _rehearse() -> None:
             validate_args(spec.input_schema, {}, spec.name)
 
 
+class DaemonWatch:
+    """Whether the daemon this host serves is alive, from the pid in its lock file (no connection: one
+    would keep it from idling out, and no lock probe: one could make a starting daemon think it is not
+    alone). The host lives with the daemon: it exits once a daemon it saw has stopped, unless shims still
+    run (they start a new daemon on their next call), and says so in its log."""
+
+    def __init__(self, daemon_socket: Path) -> None:
+        self.socket = daemon_socket
+        self.lock = lock_path_for(daemon_socket)
+        self.seen: int | None = None  # the pid of the last daemon seen alive
+        self.waiting_for_shims = False
+
+    def _alive_pid(self) -> int | None:
+        try:
+            pid = int(self.lock.read_text().strip())
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(") ", 1)[1][0] == "Z":
+                    return None
+        except (OSError, ValueError, IndexError):
+            return None
+        return pid
+
+    def should_exit(self, shims: set[int]) -> bool:
+        pid = self._alive_pid()
+        if pid is not None:
+            self.seen = pid
+            self.waiting_for_shims = False
+            return False
+        if self.seen is None:
+            return False  # no daemon started yet (an MCP `initialize` alone starts none)
+        if not shims:
+            log.info("the daemon (pid %d) on %s has stopped: exiting with it", self.seen, self.socket)
+            return True
+        if not self.waiting_for_shims:
+            log.info(
+                "the daemon (pid %d) on %s has stopped, but %d shim(s) still run (pids %s): staying until "
+                "they end (each starts a new daemon on its next call)",
+                self.seen,
+                self.socket,
+                len(shims),
+                ", ".join(str(pid) for pid in sorted(shims)),
+            )
+            self.waiting_for_shims = True
+        return False
+
+
 def run(daemon_socket: Path | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    path = host_socket_for(daemon_socket or xdg.socket_path())
+    daemon_socket = daemon_socket or xdg.socket_path()
+    path = host_socket_for(daemon_socket)
     guard = SocketGuard(path, role="shim host")
     try:
         listener = guard.acquire()
@@ -145,7 +192,7 @@ def run(daemon_socket: Path | None = None) -> int:
         log.info("not starting: %s", exc.message)
         return 0
     try:
-        return _serve(guard, listener, path)
+        return _serve(guard, listener, path, DaemonWatch(daemon_socket))
     except Exception:
         # Launchers waiting on us see the lock freed and run their shim themselves.
         log.exception("shim host failed")
@@ -154,7 +201,7 @@ def run(daemon_socket: Path | None = None) -> int:
         guard.release()
 
 
-def _serve(guard: SocketGuard, listener: socket.socket, path: Path) -> int:
+def _serve(guard: SocketGuard, listener: socket.socket, path: Path, daemon: DaemonWatch) -> int:
     mine = fingerprint()
     # A plain SIGTERM unwinds through `finally`, so the socket file goes with us.
     signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(0))
@@ -177,6 +224,8 @@ def _serve(guard: SocketGuard, listener: socket.socket, path: Path) -> int:
             last_busy = time.monotonic()
         elif time.monotonic() - last_busy > idle_secs:
             log.info("idle for %g s: exiting", idle_secs)
+            return 0
+        if daemon.should_exit(children):
             return 0
         ready, _, _ = select.select([listener], [], [], 0.5)
         if not ready:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from hallouminate import __version__, testing_hooks, xdg
+from hallouminate.socket_guard import directory_problem
 
 HOST_PROTOCOL = 1
 MAX_HELLO = 1 << 20
@@ -135,6 +136,10 @@ def launch(daemon_socket: Path | None = None) -> int | None:
     code = hand_off(path)
     if code is not None:
         return code
+    if directory_problem(path.parent) is not None:
+        # No host could listen there, and its log would be left in a directory that is not ours: the
+        # shim runs here and answers each call with the cause.
+        return None
     try:
         proc = spawn_host(daemon_socket or xdg.socket_path())
     except OSError:

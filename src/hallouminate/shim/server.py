@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import anyio
 from mcp import MCPError
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
@@ -38,6 +40,7 @@ from hallouminate.render import (
     render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
 log = logging.getLogger("hallouminate.shim")
@@ -168,10 +171,16 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     return server, link
 
 
-async def serve(socket: Path | None = None) -> None:
+async def serve(socket: Path | None = None) -> int:
+    """Serve MCP on stdin/stdout until stdin closes; the process exit code (see ``LineGate.exit_code``)."""
     server, link = build_server(socket)
+    # We read stdin ourselves so that every line gets an answer (shim/stdio.py); the SDK still owns
+    # stdout (it diverts fd 1 to stderr so stray output cannot corrupt the wire).
+    gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
+            gate.replies = write_stream
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         await link.close()
+    return gate.exit_code()
