@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -103,13 +104,20 @@ async def measure(ranker: Ranker, queries: list[dict[str, Any]]) -> dict[str, fl
     }
 
 
-def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[str, str, dict[str, float]]]:
-    wiki, queries = load_set(name)
+@contextlib.contextmanager
+def indexed(wiki: Path, embedder: Embedder, settings: Settings) -> Iterator[tuple[Store, CorpusSpec]]:
+    """``wiki`` indexed as corpus ``eval`` in a temp store with the real model (removed afterwards)."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "db", embedder.dim)
         spec = CorpusSpec(CORPUS, "custom", (wiki,), ("**/*.md",), (), None)
         Indexer(store, embedder, settings).index_corpus(spec)
         store.optimize()
+        yield store, spec
+
+
+def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[str, str, dict[str, float]]]:
+    wiki, queries = load_set(name)
+    with indexed(wiki, embedder, settings) as (store, spec):
         return asyncio.run(_rankings(store, embedder, spec, settings.limit, queries))
 
 

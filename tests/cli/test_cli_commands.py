@@ -35,7 +35,8 @@ def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout)
     assert result["docs"][0]["path"] == "architecture.md"
-    assert set(result) == {"query", "took_ms", "stats", "docs", "warnings"}
+    assert set(result) == {"query", "took_ms", "stats", "docs", "warnings", "low_confidence", "confidence"}
+    assert result["low_confidence"] is False
 
     outline = hm(sandbox, "ground", QUESTION, "--top-files", "2", cwd=repo)
     assert outline.returncode == 0, outline.stderr

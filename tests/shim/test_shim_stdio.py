@@ -68,6 +68,8 @@ async def test_server_instructions_say_what_it_is_and_is_not(sandbox: Sandbox) -
         init = await session.initialize()
     assert "no conversation memory" in init.instructions
     assert "no code intelligence" in init.instructions
+    # and how to tell that the knowledge base is silent (issue 14)
+    assert "`low_confidence: true`" in init.instructions and "weak-match" in init.instructions
     assert not sandbox.socket.exists()  # initialize alone spawns nothing
 
 

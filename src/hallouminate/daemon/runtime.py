@@ -441,6 +441,7 @@ class Runtime:
                 group_by=args.get("group_by"),
                 output=args.get("output"),
                 footnotes=args.get("footnotes"),
+                model=embedder.model_name,  # low_confidence reads the model's cosine scale
             )
 
     async def list_corpora(self, cwd: Path) -> ListCorporaResult:

@@ -89,12 +89,33 @@ class CountsDoc(TypedDict):
 GroundDoc = ChunkedDoc | CountsDoc
 
 
+class GroundConfidence(TypedDict):
+    """The absolute signals behind ``low_confidence`` (ranked mode; search/confidence.py)."""
+
+    # The highest cosine similarity of the query to any candidate chunk (null: no candidate).
+    best_cosine: float | None
+    # best_cosine over the candidates' mean cosine (GrooveSeek's min_confidence_ratio input).
+    cosine_ratio: float | None
+    # The query's content words, and how many of them any candidate chunk holds.
+    terms: int
+    terms_found: int
+    # The largest rarity-weighted share (0..1) of the query's words one candidate chunk holds.
+    best_share: float
+    # The model's cosine floor the rule used (absent for a model with none known).
+    cosine_floor: NotRequired[float]
+
+
 class GroundResult(TypedDict):
     query: str
     took_ms: float
     stats: GroundStats
     docs: list[GroundDoc]
     warnings: list[GroundWarning]
+    # True when no hit is a strong match for the query (then a weak-match warning says so). Phrase mode:
+    # true exactly when nothing holds the phrase.
+    low_confidence: NotRequired[bool]
+    # Ranked mode only.
+    confidence: NotRequired[GroundConfidence]
 
 
 # -- index -------------------------------------------------------------------------------------------------

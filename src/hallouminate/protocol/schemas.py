@@ -200,6 +200,21 @@ GROUND_RESULT: dict[str, Any] = {
             },
         },
         "warnings": _GROUND_WARNINGS,
+        # True when no hit is a strong match (with a weak-match warning); phrase mode: nothing matched.
+        "low_confidence": {"type": "boolean"},
+        # Ranked mode: the absolute signals low_confidence rests on (docs/search.md, "Low confidence").
+        "confidence": {
+            "type": "object",
+            "properties": {
+                "best_cosine": {"type": ["number", "null"]},
+                "cosine_ratio": {"type": ["number", "null"]},
+                "terms": {"type": "integer", "minimum": 0},
+                "terms_found": {"type": "integer", "minimum": 0},
+                "best_share": {"type": "number", "minimum": 0, "maximum": 1},
+                "cosine_floor": {"type": "number"},
+            },
+            "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
+        },
     },
     "required": ["query", "took_ms", "stats", "docs", "warnings"],
 }

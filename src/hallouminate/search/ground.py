@@ -18,6 +18,7 @@ from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
 from hallouminate.protocol.results import ChunkedDoc, GroundChunk, GroundDoc, GroundResult, GroundWarning
+from hallouminate.search import confidence
 from hallouminate.search.assembly import (
     FileEntry,
     check_params,
@@ -60,6 +61,7 @@ class _Plan:
     limit: int
     snippet_chars: int
     started: float
+    model: str | None = None
 
     def finish(
         self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
@@ -77,6 +79,7 @@ class _Plan:
             snippet_chars=self.snippet_chars,
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
+            model=self.model,
         )
 
 
@@ -125,15 +128,18 @@ async def ground(
     (the daemon: off its loop, batched).
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
-    group_by, output, footnotes (optional, see ``search/modes.py``).
+    group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
+    model = params.pop("model", None)
     if mode.phrase:  # a literal scan: the query is not embedded
         return await ground_phrase(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
+    plan.model = model
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     vector = await embed_query(query)
     keyword_rows: list[ChunkRow]
@@ -164,6 +170,7 @@ def assemble(
     empty_corpora: list[str],
     started: float,
     display: dict[str, str] | None = None,
+    model: str | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
 
@@ -209,12 +216,18 @@ def assemble(
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(not_indexed(empty_corpora))
+    signals = confidence.signals(vector_rows, evidence, model)
+    low = not docs or confidence.is_low(signals, model)
+    if low:
+        warnings.append(confidence.warning(signals))
     return {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
         "stats": {"hits": len(fused)},
         "docs": docs,
         "warnings": warnings,
+        "low_confidence": low,
+        "confidence": signals,
     }
 
 

@@ -16,7 +16,9 @@ a query outvoted the one page holding its rare word. ADR 0016.
 from __future__ import annotations
 
 import collections
+import functools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 
 from hallouminate.analysis import TokenFinder
@@ -84,6 +86,8 @@ class LiteralEvidence:
         for row in candidates:
             unique.setdefault(row["id"], row)
         masks, held = self.matcher.masks(list(unique.values()))
+        # Bit ``j`` set when any candidate holds term ``j`` (search/confidence.py's ``terms_found``).
+        self.found = functools.reduce(operator.or_, set(masks), 0)
         if WEIGHT_BY_RARITY:
             self.weights = _idf_weights(held, len(unique))
         else:

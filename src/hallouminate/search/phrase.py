@@ -282,6 +282,9 @@ def _assemble(
         "stats": {"hits": len(scan.hits), "occurrences": scan.occurrences},
         "docs": docs,
         "warnings": warnings,
+        # A literal match is the whole evidence: confident whenever the phrase was found; an empty
+        # result says "no matches" itself, so no weak-match warning (ADR 0025).
+        "low_confidence": not docs,
     }
 
 

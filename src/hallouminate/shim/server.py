@@ -63,7 +63,8 @@ its configuration and its wiki.
 
 What it is not: it keeps no conversation memory (nothing you say is stored unless written as a page), \
 and it has no code intelligence (it does not parse, search or understand source code; use your code \
-tools for that). When it finds nothing relevant, say the knowledge base is silent rather than guessing.
+tools for that). When it finds nothing relevant (a `ground` result with `low_confidence: true`, shown as \
+a `weak-match` warning), say the knowledge base is silent rather than guessing.
 """
 
 # Each takes the operation's result type (protocol/results.py); the daemon's answer arrives untyped.

@@ -55,7 +55,9 @@ TOOLS: dict[str, ToolSpec] = {
                 "searches every corpus, the wiki of the repository containing `cwd` first on ties; pass "
                 '`corpus` to pin one. `match: "phrase"` finds an exact string (a URL, an error message, a '
                 'title) and counts its occurrences instead; `output: "counts"` then gives per-file '
-                "coverage only. Returns a ripgrep-style outline and the full result as structured content."
+                "coverage only. Returns a ripgrep-style outline and the full result as structured content. "
+                "Scores only order the hits (the best is 1.0 whatever it is): `low_confidence: true` (a "
+                "`weak-match` warning) means no page is a strong match, so the knowledge base may be silent."
             ),
             read_only=True,
         ),
