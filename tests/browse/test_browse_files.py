@@ -9,6 +9,7 @@ import pytest
 
 from hallouminate.browse import corpus_stats, list_corpora, list_files, list_tree
 from hallouminate.config import CorpusSpec, resolve
+from hallouminate.protocol.results import FileProblem
 from support.files import touch
 
 
@@ -117,6 +118,8 @@ def test_corpus_stats_counts_indexed_and_unindexed(docs: Path) -> None:
         "total_chunks": 7,
         "last_indexed_ms": 2500,
         "unindexed_files": 1,  # guides/deep/more.md
+        "skipped_files": 0,
+        "problems": [],
     }
     assert corpus_stats(spec(docs), {}, 0) == {
         "corpus": "docs",
@@ -124,7 +127,18 @@ def test_corpus_stats_counts_indexed_and_unindexed(docs: Path) -> None:
         "total_chunks": 0,
         "last_indexed_ms": None,
         "unindexed_files": 3,
+        "skipped_files": 0,
+        "problems": [],
     }
+    # A file the indexer skipped (binary, empty, ...) is not waiting for an index run; a problem of a file
+    # gone from disk is not shown.
+    problems: dict[str, FileProblem] = {
+        path: {"path": path, "problem": "binary", "detail": "d", "indexed": False, "found_ms": 1}
+        for path in ("guides/deep/more.md", "gone.md", "elsewhere.md")
+    }
+    result = corpus_stats(spec(docs), states, 7, problems)
+    assert (result["unindexed_files"], result["skipped_files"]) == (0, 1)
+    assert [p["path"] for p in result.get("problems", [])] == ["guides/deep/more.md"]
 
 
 def test_list_corpora_shape(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

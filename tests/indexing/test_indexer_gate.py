@@ -30,7 +30,7 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
     assert set(first) == {
         "corpus", "files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped",
         "skipped",
-        "frontmatter_errors", "chunks_written", "seconds",
+        "frontmatter_errors", "chunks_written", "seconds", "problems",
     }  # fmt: skip
     assert events[-1] == {"corpus": spec.name, "done": 3, "total": 3, "path": None}
 
@@ -69,10 +69,27 @@ def test_bad_files_are_skipped_and_keep_their_old_rows(setup, wiki: Path) -> Non
     assert "UTF-8" in reasons["alpha.md"] and "max_file_bytes" in reasons["huge.md"]
     assert store.file_rows(spec.store_key, "alpha.md") == before
     assert "huge.md" not in store.file_states(spec.store_key)
+    problems = {p["path"]: p for p in report["problems"]}
+    assert problems["alpha.md"]["problem"] == "not-utf8" and not problems["alpha.md"]["indexed"]
+    assert problems["alpha.md"]["detail"].endswith("the rows of its last indexed version are kept")
+    assert problems["huge.md"]["problem"] == "too-large"
     # Still skipped next time (the stored stat was not updated), and fixed files are picked up.
     assert counts(indexer.index_corpus(spec))[4] == 2
     (wiki / "alpha.md").write_text("# Alpha\n\nFixed.\n")
-    assert counts(indexer.index_corpus(spec))[1] == 1
+    fixed = indexer.index_corpus(spec)
+    assert counts(fixed)[1] == 1 and [p["path"] for p in fixed["problems"]] == ["huge.md"]
+
+
+def test_a_file_back_to_its_indexed_bytes_loses_its_skip(setup, wiki: Path) -> None:
+    indexer, _store, spec = setup
+    indexer.index_corpus(spec)
+    original = (wiki / "alpha.md").read_bytes()
+    (wiki / "alpha.md").write_bytes(b"\x00binary now")
+    assert [p["problem"] for p in indexer.index_corpus(spec)["problems"]] == ["binary"]
+    # The very bytes its rows were made from, under a new mtime: not merely "touched" with the skip kept.
+    (wiki / "alpha.md").write_bytes(original)
+    bump_mtime(wiki / "alpha.md")
+    assert indexer.index_corpus(spec)["problems"] == []
 
 
 def test_blank_file_drops_its_rows(setup, wiki: Path) -> None:
@@ -81,7 +98,12 @@ def test_blank_file_drops_its_rows(setup, wiki: Path) -> None:
     (wiki / "alpha.md").write_text("\n")
     assert counts(indexer.index_corpus(spec)) == (3, 1, 0, 0, 0)
     assert "alpha.md" not in store.file_states(spec.store_key)
-    assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
+    # From then on skipped, with its reason: an index run cannot give it rows.
+    again = indexer.index_corpus(spec)
+    assert counts(again) == (3, 0, 0, 0, 1)
+    assert [(p["path"], p["problem"], p["detail"]) for p in again["problems"]] == [
+        ("alpha.md", "empty", "only whitespace")
+    ]
 
 
 def test_index_paths_refreshes_only_the_named_files(setup, wiki: Path) -> None:

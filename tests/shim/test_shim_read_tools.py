@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -226,3 +228,36 @@ def test_cli_corpora_and_read(world: Sandbox) -> None:
     refused = hm("read", "repo:sample:wiki", "../config.toml")
     assert refused.returncode == 2 and ".." in refused.stderr
     assert os.path.exists(repo / ".hallouminate" / "config.toml")
+
+
+async def test_corpus_stats_names_the_problems_the_watcher_found_and_counts_skips(world: Sandbox) -> None:
+    repo = world.make_repo("troubled", pages=SMALL_WIKI)
+    wiki = repo / ".hallouminate" / "wiki"
+    (wiki / "blob.md").write_bytes(b"\x00\x01\x02 not a page")
+    (wiki / "empty.md").write_text("")
+    cwd = str(repo)
+    async with mcp_session(world) as session:
+        await session.call_tool("index", {"cwd": cwd})
+        stats = (await session.call_tool("corpus_stats", {"cwd": cwd})).structured_content
+        assert (stats["unindexed_files"], stats["skipped_files"]) == (0, 2)
+        assert {(p["path"], p["problem"]) for p in stats["problems"]} == {
+            ("blob.md", "binary"),
+            ("empty.md", "empty"),
+        }
+
+        # Written while the daemon runs: the watcher indexes it, and the tool names its problem.
+        (wiki / "broken.md").write_text("---\ntags: [open\n---\n# Broken\n\nBody.\n")
+        started = time.monotonic()
+        while True:
+            result = await session.call_tool("corpus_stats", {"cwd": cwd})
+            named = {p["path"]: p for p in result.structured_content["problems"]}
+            # The problem is recorded just before the rows are committed: wait for both.
+            if "broken.md" in named and result.structured_content["unindexed_files"] == 0:
+                break
+            assert time.monotonic() - started < 90, "the watcher never indexed broken.md"
+            await asyncio.sleep(0.2)
+        assert named["broken.md"]["problem"] == "frontmatter" and named["broken.md"]["indexed"] is True
+        text = result.content[0].text
+        assert "skipped_files: 2" in text and "unindexed_files: 0" in text
+        assert "broken.md: frontmatter (indexed as text): frontmatter is not valid YAML" in text
+        assert "blob.md: binary (skipped)" in text and "empty.md: empty (skipped): an empty file" in text

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus
-from hallouminate.protocol.results import CorpusStatsResult
+from hallouminate.protocol.results import CorpusStatsResult, FileProblem
 
 
 class IndexedFile(Protocol):
@@ -17,18 +17,30 @@ class IndexedFile(Protocol):
     def indexed_at_ms(self) -> int: ...
 
 
-def corpus_stats(spec: CorpusSpec, states: Mapping[str, IndexedFile], chunk_count: int) -> CorpusStatsResult:
-    """``{corpus, indexed_files, total_chunks, last_indexed_ms, unindexed_files}``.
+def corpus_stats(
+    spec: CorpusSpec,
+    states: Mapping[str, IndexedFile],
+    chunk_count: int,
+    problems: Mapping[str, FileProblem] | None = None,
+) -> CorpusStatsResult:
+    """``{corpus, indexed_files, total_chunks, last_indexed_ms, unindexed_files, skipped_files, problems}``.
 
     ``states`` maps each corpus-relative path that has rows to its state, ``chunk_count`` is the corpus'
-    row count. ``last_indexed_ms`` is the newest ``indexed_at_ms`` (null when nothing is indexed);
-    ``unindexed_files`` counts the files on disk (as ``list_files`` sees them) that have no rows yet.
+    row count, ``problems`` the file problems index runs recorded. ``last_indexed_ms`` is the newest
+    ``indexed_at_ms`` (null when nothing is indexed); ``skipped_files`` counts the files on disk that the
+    last run to read them skipped (binary, empty, too large, ...: indexing again cannot help);
+    ``unindexed_files`` the other files on disk (as ``list_files`` sees them) that have no rows yet.
+    ``problems`` names every recorded problem of a file still on disk.
     """
-    on_disk = [rel for rel, _ in walk_corpus(spec)]
+    on_disk = {rel for rel, _ in walk_corpus(spec)}
+    recorded = [problem for path, problem in sorted((problems or {}).items()) if path in on_disk]
+    skipped = {problem["path"] for problem in recorded if not problem["indexed"]}
     return {
         "corpus": spec.name,
         "indexed_files": len(states),
         "total_chunks": chunk_count,
         "last_indexed_ms": max((s.indexed_at_ms for s in states.values()), default=None),
-        "unindexed_files": sum(1 for rel in on_disk if rel not in states),
+        "unindexed_files": sum(1 for rel in on_disk if rel not in states and rel not in skipped),
+        "skipped_files": len(skipped),
+        "problems": recorded,
     }

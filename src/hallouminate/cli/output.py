@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from hallouminate.errors import HallouminateError, public_data
+from hallouminate.render.problems import render_problem
 
 # The ``type`` of an error that click itself raised (a bad option, a missing argument).
 USAGE_TYPE = "usage"
@@ -92,7 +93,12 @@ def render_status(status: Any) -> str:
     (never a Python repr)."""
     lines = []
     for key, value in status.items():
-        if isinstance(value, dict):
+        if key == "file_problems":  # named, not counted: each file, what is wrong, what the indexer did
+            lines.append(f"{key}:" if value else f"{key}: none")
+            for corpus, problems in value.items():
+                lines.append(f"  {corpus}:")
+                lines.extend(f"    {render_problem(problem)}" for problem in problems)
+        elif isinstance(value, dict):
             lines.append(f"{key}:" if value else f"{key}: none")
             lines.extend(f"  {name}: {_scalar(item)}" for name, item in value.items())
         elif isinstance(value, list):

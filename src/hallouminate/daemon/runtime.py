@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hallouminate import __version__, testing_hooks, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
@@ -41,6 +41,8 @@ from hallouminate.protocol.arguments import (
 )
 from hallouminate.protocol.results import (
     AddMarkdownResult,
+    BackgroundSource,
+    BackgroundWork,
     BacklinksResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
@@ -71,6 +73,8 @@ Emit = Callable[[str, ProgressEvent], None]
 # Threads for index runs: one run per corpus at a time holds one (the corpus lock), so this caps how
 # many corpora index at once, not how long anything else waits.
 INDEX_THREADS = 32
+# What started a whole-corpus run: a client's index call, or the daemon itself.
+RunKind = Literal["index"] | BackgroundSource
 # A corpus whose catch-up failed is not caught up again by a request before this long (an index call or
 # the watcher still runs at once).
 CATCH_UP_RETRY_SECS = 60.0
@@ -85,7 +89,7 @@ class _CorpusRun:
     """
 
     corpus: str  # its display name
-    kind: str  # "index", "catch-up" or "watcher": said to a second index that waits for it
+    kind: RunKind  # said to a second index that waits for it
     number: int  # runs start in this order: a run started after a request arrived covers that request
     task: asyncio.Task[IndexReport] | None = None
     last: ProgressEvent | None = None
@@ -144,6 +148,9 @@ class Runtime:
         # The start-up sweep of temp files a killed daemon left; writes wait for it (it must not meet
         # theirs), nothing else does.
         self._recovered: asyncio.Future[list[str]] | None = None
+        # What the catch-up and the watcher indexed, by corpus (store key), since the last `index` result
+        # for it: that result reports it, so an `index` after a restart does not just say "0 upserted".
+        self._background_work: dict[str, dict[BackgroundSource, BackgroundWork]] = {}
         # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
         # written by a tool is not embedded a second time by the watcher).
         self.counters: dict[str, int] = {
@@ -158,7 +165,6 @@ class Runtime:
             if self._indexer is not None:
                 return
             from hallouminate.embedding import Embedder
-            from hallouminate.indexing import Indexer
             from hallouminate.storage.reader import AsyncReader
 
             started = time.perf_counter()
@@ -166,7 +172,7 @@ class Runtime:
             store = self._open_store(embedder)
             self._embedder, self._store = embedder, store
             self._reader = AsyncReader(store)
-            self._indexer = Indexer(store, embedder, self.settings)
+            self._indexer = self._new_indexer(store, embedder)
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
@@ -229,6 +235,7 @@ class Runtime:
         async with self._lock(spec.store_key):
             with self._store_faults():
                 report = await self._run_index(indexer.index_paths, spec, paths)
+            self._tally(spec.store_key, "watcher", report)
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += report["files_upserted"]
         if report["files_upserted"] or report["files_deleted"]:
@@ -316,15 +323,21 @@ class Runtime:
             chunk_tokens=chunk_tokens,
         )
 
-    def _reopen_store(self) -> None:
+    def _new_indexer(self, store: Store, embedder: Embedder) -> Indexer:
         from hallouminate.indexing import Indexer
+        from hallouminate.indexing.problems import PROBLEMS_FILE, ProblemLog
+
+        # The file problems index runs found, beside the store: they outlive the daemon, go with the store.
+        return Indexer(store, embedder, self.settings, ProblemLog(self.settings.store_dir / PROBLEMS_FILE))
+
+    def _reopen_store(self) -> None:
         from hallouminate.storage.reader import AsyncReader
 
         with self._load_lock:
             assert self._embedder is not None
             store = self._open_store(self._embedder)
             self._store, self._reader = store, AsyncReader(store)
-            self._indexer = Indexer(store, self._embedder, self.settings)
+            self._indexer = self._new_indexer(store, self._embedder)
             # Every corpus must be compared with the (now empty) store again before it is searched.
             self._caught_up.clear()
 
@@ -358,19 +371,22 @@ class Runtime:
         self._register(resolved)
         return resolved
 
-    async def _index_corpus(self, spec: CorpusSpec, emit: Emit | None, *, kind: str = "index") -> IndexReport:
+    async def _index_corpus(
+        self, spec: CorpusSpec, emit: Emit | None, *, kind: RunKind = "index"
+    ) -> IndexReport:
         """A whole-corpus pass that sees every change made before this call.
 
         A run already going began before this call and may have passed a file changed since: the call
-        follows its progress (events marked ``waiting``) until it ends, then runs its own pass. A run
-        started after this call covers it: its report is this call's.
+        follows its progress (events marked ``waiting``) until it ends, then runs its own pass. A run of
+        the same kind started after this call covers it: its report is this call's (a client's ``index``
+        never takes a catch-up's report: its own pass reports that catch-up's work as ``background``).
         """
         arrived = next(self._run_numbers)
         while True:
             run = self._runs.get(spec.store_key)
             if run is None:
                 run = self._start_run(spec, kind)
-            if run.number > arrived:
+            if run.number > arrived and run.kind == kind:
                 return await self._follow(run, emit, waiting=False)
             with contextlib.suppress(Exception):  # its failure was its caller's; this call runs its own
                 await self._follow(run, emit, waiting=True)
@@ -398,7 +414,7 @@ class Runtime:
             if listener is not None:
                 run.listeners.remove(listener)
 
-    def _start_run(self, spec: CorpusSpec, kind: str) -> _CorpusRun:
+    def _start_run(self, spec: CorpusSpec, kind: RunKind) -> _CorpusRun:
         run = _CorpusRun(spec.name, kind, next(self._run_numbers))
         self._runs[spec.store_key] = run
         run.task = asyncio.get_running_loop().create_task(self._whole_corpus(spec, run))
@@ -425,6 +441,11 @@ class Runtime:
         async with self._lock(spec.store_key):
             with self._store_faults():
                 report = await self._run_index(indexer.index_corpus, spec, run.progress)
+            # Under the lock: no run of this corpus can end between this run and its report.
+            if run.kind == "index":
+                report["background"] = self._take_tally(spec.store_key)
+            else:
+                self._tally(spec.store_key, run.kind, report)
         self._caught_up.add(spec.store_key)
         return report
 
@@ -452,6 +473,46 @@ class Runtime:
             if run is not None and not (run.kind == "watcher" and spec.store_key in self._caught_up):
                 states[spec.name] = run.state()
         return states
+
+    def _tally(self, corpus: str, by: BackgroundSource, report: IndexReport) -> None:
+        """Add a run the daemon made on its own to what the next ``index`` of the corpus reports."""
+        # Named in the log too, not only counted: no client sees this run's report.
+        for bad in [*report.get("skipped", []), *report.get("frontmatter_errors", [])]:
+            log.warning("%s: %s: %s: %s", by, report["corpus"], bad["path"], bad["reason"])
+        if not (
+            report["files_upserted"]
+            or report["files_touched"]
+            or report["files_deleted"]
+            or report["files_skipped"]
+        ):
+            return  # nothing to tell: a watcher batch the write tools had already indexed, say
+        now = int(time.time() * 1000)
+        kept = self._background_work.setdefault(corpus, {})
+        work = kept.setdefault(
+            by,
+            {
+                "by": by,
+                "runs": 0,
+                "files_upserted": 0,
+                "files_touched": 0,
+                "files_deleted": 0,
+                "files_skipped": 0,
+                "chunks_written": 0,
+                "first_ms": now,
+                "last_ms": now,
+            },
+        )
+        work["runs"] += 1
+        work["files_upserted"] += report["files_upserted"]
+        work["files_touched"] += report["files_touched"]
+        work["files_deleted"] += report["files_deleted"]
+        work["files_skipped"] += report["files_skipped"]
+        work["chunks_written"] += report["chunks_written"]
+        work["last_ms"] = now
+
+    def _take_tally(self, corpus: str) -> list[BackgroundWork]:
+        kept = self._background_work.pop(corpus, {})
+        return [kept[by] for by in ("catch-up", "watcher") if by in kept]
 
     async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
@@ -539,12 +600,13 @@ class Runtime:
 
         spec = corpus_for(await self._resolve(cwd), corpus)
         await self._store_ready(rebuild=False)
-        store, _, _ = await self._engine()
+        store, _, indexer = await self._engine()
         indexing = self._indexing([spec]).get(spec.name)  # never waited for: reported
         with self._store_faults():
             states = await asyncio.to_thread(store.file_states, spec.store_key)
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
-        result = await asyncio.to_thread(browse.corpus_stats, spec, states, count)
+        problems = indexer.problems.get(spec.store_key)
+        result = await asyncio.to_thread(browse.corpus_stats, spec, states, count, problems)
         if indexing is not None:
             result["indexing"] = indexing
         return result
@@ -619,6 +681,8 @@ class Runtime:
                 "discovery_scans": self._resolver.cache.discoveries,
                 "resolves_shared": self._resolver.shared,
             },
+            # Once loaded: every corpus the store holds problems for, whoever's repository it is.
+            "file_problems": self._indexer.problems.all() if self._indexer is not None else {},
         }
 
     async def close(self) -> None:

@@ -2,9 +2,10 @@
 
 Change gate, cheapest first: size and mtime equal to the stored values -> the file is not even read; same
 content hash -> only the stored stat is refreshed ("touched"); otherwise re-chunk and re-embed. A file
-that cannot be read, is not UTF-8 or is too large is skipped and reported, and keeps its old rows: one
-bad file never aborts a run. Embedding runs in batches of 32 chunks across files; each file's rows are
-written in one commit once all its chunks have vectors.
+that cannot be read, is binary, is not UTF-8 or is too large is skipped and reported, and keeps its old
+rows: one bad file never aborts a run. A page with no text is skipped too (its old rows go). Each file's
+problem is recorded (``problems.py``) until a run reads it clean. Embedding runs in batches of 32 chunks
+across files; each file's rows are written in one commit once all its chunks have vectors.
 """
 
 from __future__ import annotations
@@ -24,10 +25,17 @@ from hallouminate.indexing.chunker import Chunk, MarkdownPage, chunk_markdown
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
+from hallouminate.indexing.problems import ProblemLog
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
 from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
-from hallouminate.protocol.results import IndexReport, ProgressEvent, SkippedFile
+from hallouminate.protocol.results import (
+    FileProblem,
+    FileProblemKind,
+    IndexReport,
+    ProgressEvent,
+    SkippedFile,
+)
 from hallouminate.sandbox import file_format, is_markdown, read_file
 
 Progress = Callable[[ProgressEvent], None]
@@ -44,10 +52,18 @@ SPECIAL_TOKENS = 2
 
 
 class Indexer:
-    def __init__(self, store: StorePort, embedder: EmbedderPort, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: StorePort,
+        embedder: EmbedderPort,
+        settings: Settings,
+        problems: ProblemLog | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
+        # The daemon's is kept beside the store; without one, in memory for this indexer's life.
+        self.problems = problems if problems is not None else ProblemLog(None)
         self.budget = min(settings.chunk_tokens, embedder.max_tokens) - SPECIAL_TOKENS
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -63,6 +79,8 @@ class Indexer:
             files = corpus_files(spec)
             on_disk = {rel for rel, _ in files}
             gone = sorted(p for p in run.states if p not in on_disk)
+            # A skipped file has no rows, so no state: its problem goes when it leaves the corpus.
+            run.cleared.update(p for p in run.recorded if p not in on_disk)
             return run.execute(files, gone)
 
     def index_paths(
@@ -84,8 +102,10 @@ class Indexer:
                     raise exc.reworded(f"not a corpus-relative path: {exc.message}") from None
                 if root is not None:
                     files.append((rel, root))
-                elif rel in run.states:
-                    gone.append(rel)
+                else:
+                    run.cleared.add(rel)
+                    if rel in run.states:
+                        gone.append(rel)
             return run.execute(files, gone)
 
 
@@ -185,11 +205,17 @@ class _Run:
         self.touched: dict[str, tuple[int, int]] = {}
         self.skipped: list[SkippedFile] = []
         self.frontmatter_errors: list[SkippedFile] = []
+        # Problems as recorded before this run; what it found, and the files it read clean (or gone).
+        self.log = indexer.problems
+        self.recorded = self.log.get(spec.store_key)
+        self.found: dict[str, FileProblem] = {}
+        self.cleared: set[str] = set()
         self.upserted = 0
         self.chunks_written = 0
         self.last_progress = 0.0
 
     def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> IndexReport:
+        self.cleared.update(gone)
         if gone:
             self.store.delete_files(self.spec.store_key, gone)
         for done, (rel, root) in enumerate(files):
@@ -197,11 +223,13 @@ class _Run:
             self.visit(rel, root)
         self.embed(flush_all=True)
         self.flush()
+        self.record_problems()
         if self.touched:
             self.store.update_stats_many(self.spec.store_key, self.touched)
         if gone or self.upserted or self.touched:
             self.store.maybe_optimize()
         self.report(len(files), len(files), None, force=True)
+        problems = self.log.get(self.spec.store_key)
         return {
             "corpus": self.spec.name,
             "files_seen": len(files),
@@ -213,6 +241,7 @@ class _Run:
             "frontmatter_errors": self.frontmatter_errors,
             "chunks_written": self.chunks_written,
             "seconds": round(time.perf_counter() - self.started, 3),
+            "problems": [problems[path] for path in sorted(problems)],
         }
 
     def report(self, done: int, total: int, rel: str | None, *, force: bool = False) -> None:
@@ -223,21 +252,44 @@ class _Run:
             self.last_progress = now
             self.progress({"corpus": self.spec.name, "done": done, "total": total, "path": rel})
 
-    def skip(self, rel: str, reason: str) -> None:
+    def skip(self, rel: str, problem: FileProblemKind, reason: str) -> None:
         self.skipped.append({"path": rel, "reason": reason})
+        if rel in self.states:
+            reason += "; the rows of its last indexed version are kept"
+        self.note(rel, problem, reason, indexed=False)
+
+    def note(self, rel: str, problem: FileProblemKind, detail: str, *, indexed: bool) -> None:
+        self.cleared.discard(rel)
+        self.found[rel] = {
+            "path": rel,
+            "problem": problem,
+            "detail": detail,
+            "indexed": indexed,
+            "found_ms": int(time.time() * 1000),
+        }
+
+    def read_clean(self, rel: str) -> None:
+        self.found.pop(rel, None)
+        self.cleared.add(rel)
+
+    def record_problems(self) -> None:
+        """Before the rows they describe are committed (see problems.py)."""
+        if self.found or self.cleared:
+            self.log.update(self.spec.store_key, self.found, self.cleared)
+            self.found, self.cleared = {}, set()
 
     def visit(self, rel: str, root: Path) -> None:
         path = root / rel
         try:
             st = os.stat(path, follow_symlinks=False)
         except OSError as exc:
-            self.skip(rel, f"cannot stat: {exc.strerror or exc}")
+            self.skip(rel, "unreadable", f"cannot stat: {exc.strerror or exc}")
             return
         old = self.states.get(rel)
         if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             return
         if st.st_size > self.max_bytes:
-            self.skip(rel, f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
+            self.skip(rel, "too-large", f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
             return
         try:
             # Through the sandbox, never following a link: a directory or the file itself swapped for a
@@ -246,24 +298,31 @@ class _Run:
             data, st = read_file(root, rel, max_bytes=self.max_bytes)
         except CallerError as exc:
             if isinstance(exc, TooLarge):
-                self.skip(rel, f"larger than max_file_bytes (> {self.max_bytes})")
+                self.skip(rel, "too-large", f"larger than max_file_bytes (> {self.max_bytes})")
             else:
-                self.skip(rel, f"cannot read: {exc.message}")
+                self.skip(rel, "unreadable", f"cannot read: {exc.message}")
             return
         digest = hashlib.sha256(data).hexdigest()
-        if old is not None and old.content_hash == digest:
+        skipped_before = rel in self.recorded and not self.recorded[rel]["indexed"]
+        if old is not None and old.content_hash == digest and not skipped_before:
+            # The same bytes as its rows: the same problem, if it had one (kept as recorded). Not so
+            # after a skip: the file is back to its indexed bytes, and read again to learn how it is.
             self.touched[rel] = (st.st_size, st.st_mtime_ns)
+            return
+        nul = data.find(b"\0") if file_format(rel) != "pdf" else -1
+        if nul >= 0:  # git's test for a binary file; its text would be noise in every search
+            self.skip(rel, "binary", f"binary content (a NUL byte at offset {nul}), not text")
             return
         try:
             page = chunk_file(rel, data, self.embedder.count_tokens, self.budget)
         except UnicodeDecodeError as exc:
-            self.skip(rel, f"not valid UTF-8 (byte {exc.start})")
+            self.skip(rel, "not-utf8", f"not valid UTF-8 (byte {exc.start})")
             return
         except UnparseableFile as exc:
-            self.skip(rel, exc.reason)
+            self.skip(rel, "unparseable", exc.reason)
             return
         except Exception as exc:  # a chunker bug on one odd file must not stop the corpus
-            self.skip(rel, f"cannot chunk: {type(exc).__name__}: {exc}")
+            self.skip(rel, "chunk-failed", f"cannot chunk: {type(exc).__name__}: {exc}")
             return
         chunks = list(page.chunks)
         try:
@@ -275,6 +334,9 @@ class _Run:
         problem = page.frontmatter_error if isinstance(page, MarkdownPage) else None
         if problem:  # indexed as text all the same; the caller is told
             self.frontmatter_errors.append({"path": rel, "reason": problem})
+            self.note(rel, "frontmatter", problem, indexed=True)
+        elif chunks:
+            self.read_clean(rel)
         pending = _Pending(
             rel,
             path,
@@ -287,8 +349,15 @@ class _Run:
             json.dumps(fields, ensure_ascii=False, sort_keys=True) if fields else None,
         )
         if not pending.chunks:
+            if data.strip():
+                detail = "no text to index (only frontmatter or markup)"
+            else:
+                detail = "only whitespace" if data else "an empty file"
             if old is not None:  # the file became blank: its old rows go
+                self.note(rel, "empty", detail, indexed=False)
                 self.complete(pending)
+            else:
+                self.skip(rel, "empty", detail)
             return
         self.queue.extend((pending, i) for i in range(len(pending.chunks)))
         self.embed(flush_all=False)
@@ -317,5 +386,6 @@ class _Run:
 
     def flush(self) -> None:
         if self.ready:
+            self.record_problems()
             self.store.replace_files(self.spec.store_key, self.ready)
             self.ready, self.ready_rows = {}, 0

@@ -149,6 +149,45 @@ class SkippedFile(TypedDict):
     reason: str
 
 
+# What the indexer found wrong with one file. "frontmatter": indexed all the same, as plain text; every other
+# problem skips the file (no rows; rows it had before are kept, except an "empty" file's, which go).
+FileProblemKind = Literal[
+    "frontmatter", "binary", "not-utf8", "empty", "too-large", "unreadable", "unparseable", "chunk-failed"
+]
+
+
+class FileProblem(TypedDict):
+    """A file's problem as its last index run found it; it goes at the file's next clean index."""
+
+    path: str
+    problem: FileProblemKind
+    detail: str
+    # True when the file has rows all the same (a frontmatter error: indexed as plain text).
+    indexed: bool
+    # When the run that found it read the file (ms since the epoch).
+    found_ms: int
+
+
+BackgroundSource = Literal["catch-up", "watcher"]
+
+
+class BackgroundWork(TypedDict):
+    """What the daemon indexed on its own in one corpus since the last ``index`` result for it: the start-up
+    (or first-sight) catch-up, or the watcher. Without it, an ``index`` after a restart says "0 upserted"
+    although the catch-up had just re-embedded every edited file."""
+
+    by: BackgroundSource
+    runs: int
+    files_upserted: int
+    files_touched: int
+    files_deleted: int
+    files_skipped: int
+    chunks_written: int
+    # The first and the last of those runs (ms since the epoch, when each ended).
+    first_ms: int
+    last_ms: int
+
+
 class IndexReport(TypedDict):
     """One corpus of an ``index`` run."""
 
@@ -163,6 +202,11 @@ class IndexReport(TypedDict):
     frontmatter_errors: NotRequired[list[SkippedFile]]
     chunks_written: int
     seconds: float
+    # The daemon's own runs (catch-up, watcher) since the last index result for this corpus; empty when
+    # none. The counts above are this run's only.
+    background: NotRequired[list[BackgroundWork]]
+    # Every problem the corpus' files have now, this run's and those found earlier in files unchanged since.
+    problems: NotRequired[list[FileProblem]]
 
 
 class IndexResult(TypedDict):
@@ -247,7 +291,12 @@ class CorpusStatsResult(TypedDict):
     indexed_files: int
     total_chunks: int
     last_indexed_ms: int | None
+    # Files on disk with no rows and no recorded problem: an index run would pick them up.
     unindexed_files: int
+    # Files the indexer skipped for a reason (binary, empty, too large, ...): re-indexing cannot help.
+    skipped_files: NotRequired[int]
+    # Every recorded problem of the corpus' files, skipped ones and those indexed as text, by path.
+    problems: NotRequired[list[FileProblem]]
     # Present while an index run is bringing the corpus up to date: the figures above are from before it.
     indexing: NotRequired[IndexingState]
 
@@ -346,6 +395,8 @@ class RuntimeStatus(TypedDict):
     watched_roots: list[str]
     # Re-embedding done by the watcher and the write tools, discovery scans, shared resolves.
     counters: dict[str, int]
+    # The recorded file problems of every corpus in the store, by corpus name and roots (its store key).
+    file_problems: NotRequired[dict[str, list[FileProblem]]]
     # The whole-corpus index runs going now (searches answer meanwhile, naming them).
     indexing: NotRequired[list[RunningIndex]]
 

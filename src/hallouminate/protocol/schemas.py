@@ -243,6 +243,56 @@ GROUND_RESULT: dict[str, Any] = {
     "required": ["query", "took_ms", "stats", "docs", "warnings"],
 }
 
+FILE_PROBLEM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "problem": {
+            "type": "string",
+            "enum": [
+                "frontmatter",
+                "binary",
+                "not-utf8",
+                "empty",
+                "too-large",
+                "unreadable",
+                "unparseable",
+                "chunk-failed",
+            ],
+        },
+        "detail": {"type": "string"},
+        "indexed": {"type": "boolean"},
+        "found_ms": {"type": "integer"},
+    },
+    "required": ["path", "problem", "detail", "indexed", "found_ms"],
+}
+
+_BACKGROUND_WORK: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "by": {"type": "string", "enum": ["catch-up", "watcher"]},
+        "runs": {"type": "integer"},
+        "files_upserted": {"type": "integer"},
+        "files_touched": {"type": "integer"},
+        "files_deleted": {"type": "integer"},
+        "files_skipped": {"type": "integer"},
+        "chunks_written": {"type": "integer"},
+        "first_ms": {"type": "integer"},
+        "last_ms": {"type": "integer"},
+    },
+    "required": [
+        "by",
+        "runs",
+        "files_upserted",
+        "files_touched",
+        "files_deleted",
+        "files_skipped",
+        "chunks_written",
+        "first_ms",
+        "last_ms",
+    ],
+}
+
 _INDEX_REPORT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -270,6 +320,8 @@ _INDEX_REPORT: dict[str, Any] = {
         },
         "chunks_written": {"type": "integer"},
         "seconds": {"type": "number"},
+        "background": {"type": "array", "items": _BACKGROUND_WORK},
+        "problems": {"type": "array", "items": FILE_PROBLEM},
     },
     "required": [
         "corpus",
@@ -434,6 +486,8 @@ RESULTS: dict[str, dict[str, Any]] = {
             "total_chunks": {"type": "integer"},
             "last_indexed_ms": {"type": ["integer", "null"]},
             "unindexed_files": {"type": "integer"},
+            "skipped_files": {"type": "integer"},
+            "problems": {"type": "array", "items": FILE_PROBLEM},
             "indexing": _INDEXING_STATE,
         },
         "required": ["corpus", "indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files"],

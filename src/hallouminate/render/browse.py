@@ -13,6 +13,7 @@ from hallouminate.protocol.results import (
     ReadMarkdownResult,
     TreeNode,
 )
+from hallouminate.render.problems import render_problems
 
 
 def render_corpora(result: ListCorporaResult) -> str:
@@ -56,6 +57,10 @@ def render_read(result: ReadMarkdownResult) -> str:
 def render_stats(result: CorpusStatsResult) -> str:
     keys = ("indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files")
     lines = [str(result.get("corpus")), *(_stat(key, result.get(key)) for key in keys)]
+    if "skipped_files" in result:
+        # Skipped for a reason named below: indexing again does not help, fixing the file does.
+        lines.append(f"  skipped_files: {result['skipped_files']}")
+    lines.extend(render_problems(result.get("problems", [])))
     indexing = result.get("indexing")
     if indexing is not None:
         total = indexing["files_total"]

@@ -1,8 +1,10 @@
-"""A summary of an ``index`` result: one line per corpus, then the skipped files."""
+"""A summary of an ``index`` result: one line per corpus, then what the daemon indexed on its own before
+it, then the corpus' file problems."""
 
 from __future__ import annotations
 
 from hallouminate.protocol.results import IndexResult
+from hallouminate.render.problems import render_background, render_problems
 
 
 def render_index(result: IndexResult) -> str:
@@ -13,10 +15,15 @@ def render_index(result: IndexResult) -> str:
             f"{report['files_deleted']} deleted, {report['files_skipped']} skipped, "
             f"{report['chunks_written']} chunks written in {report['seconds']:.2f} s"
         )
-        for skipped in report.get("skipped", []):
-            lines.append(f"  skipped {skipped['path']}: {skipped['reason']}")
-        for bad in report.get("frontmatter_errors", []):
-            lines.append(f"  indexed as text {bad['path']}: {bad['reason']}")
+        # The daemon's own runs since the last report: after a restart, the catch-up has often done it all.
+        lines.extend(f"  {render_background(work)}" for work in report.get("background", []))
+        if "problems" in report:  # every problem the corpus' files have now, this run's among them
+            lines.extend(render_problems(report["problems"]))
+        else:
+            for skipped in report.get("skipped", []):
+                lines.append(f"  skipped {skipped['path']}: {skipped['reason']}")
+            for bad in report.get("frontmatter_errors", []):
+                lines.append(f"  indexed as text {bad['path']}: {bad['reason']}")
     lines.append(f"done in {result.get('seconds', 0):.2f} s")
     for warning in result.get("warnings", []):
         lines.append(f"warning [{warning.get('code')}]: {warning.get('message')}")
