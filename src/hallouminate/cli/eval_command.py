@@ -213,7 +213,10 @@ async def _ask(cwd: str, golden: Golden, args: dict[str, Any], corpus: str | Non
     try:
         status: StatusResult = await conn.call("status", cwd, {})
         known = await _known_paths(conn, cwd, corpus)
-        for query in golden.queries:  # warm-up: model, caches, first-sight catch-up indexing
+        # A search answers from what is indexed without waiting (ADR 0027): bring the corpora up to date
+        # first (a no-op when they are), so the scores are those of the whole knowledge base.
+        await conn.call("index", cwd, {"corpus": corpus} if corpus else {})
+        for query in golden.queries:  # warm-up: model, caches
             await conn.call("ground", cwd, {**args, "query": query.query})
         results: list[tuple[GroundResult, float]] = []
         for query in golden.queries:
