@@ -7,22 +7,7 @@ included, and only the daemon-backed commands read the kind.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-from support.sandbox import Sandbox
-
-
-def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hallouminate", *args],
-        env=sandbox.env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+from support.sandbox import Sandbox, hm
 
 
 def test_caller_mistakes_exit_2(sandbox: Sandbox) -> None:

@@ -6,29 +6,16 @@ once the file is fixed; a page that cannot be indexed counts as skipped, not as 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support.sandbox import SMALL_WIKI, Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox, hm
 
 # Bounds a hang only (the watcher's delay on a loaded machine), never a pass mark.
 DEADLINE_SECS = 90.0
 BROKEN = "---\ntitle: [unclosed\n---\n# Broken\n\nA page whose frontmatter is not YAML.\n"
-
-
-def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hallouminate", *args],
-        env=sandbox.env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def hm_json(sandbox: Sandbox, *args: str, cwd: Path) -> Any:

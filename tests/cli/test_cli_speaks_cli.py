@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 from mcp import MCPError
 
 from support.mcp_world import McpClient, module_sandbox
-from support.sandbox import SMALL_WIKI, Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox, hm
 
 STORAGE = """\
 # Storage
@@ -28,17 +27,6 @@ quokka-ledger keeps the order of writes.
 
 Its long quokkarecordkeepingsetting moves the store; the store moves with it.
 """
-
-
-def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hallouminate", *args],
-        env=sandbox.env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def json_error(out: subprocess.CompletedProcess[str]) -> dict[str, Any]:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from support.sandbox import Sandbox
+from support.sandbox import Sandbox, hm
 
 BACKUPS = """\
 # Backups
@@ -70,17 +68,6 @@ queries:
     query: shipit rollback to the previous release
     expected: [deploys.md]
 """
-
-
-def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hallouminate", *args],
-        env=sandbox.env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def wiki_repo(sandbox: Sandbox) -> Path:

@@ -103,6 +103,18 @@ class Sandbox:
         return int(text) if text else None
 
 
+def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real CLI, as a process in the sandbox's world."""
+    return subprocess.run(
+        [sys.executable, "-m", "hallouminate", *args],
+        env=sandbox.env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def config_only_env(tmp_path: Path) -> dict[str, str]:
     """The environment of a CLI process that only reads config files: this one's, with its own HOME and
     XDG_CONFIG_HOME under ``tmp_path`` and none of our variables (no daemon is reached through it)."""
