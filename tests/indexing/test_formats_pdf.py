@@ -10,6 +10,7 @@ from pypdf import PdfReader, PdfWriter
 
 from hallouminate.indexing.pdf_text import chunk_pdf
 from hallouminate.indexing.text_chunker import UnparseableFile
+from support.files import pdf_bytes
 
 
 def words(text: str) -> int:
@@ -18,17 +19,6 @@ def words(text: str) -> int:
 
 def flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def make_pdf(pages: list[str], title: str | None = None) -> bytes:
-    pdf = FPDF()
-    if title:
-        pdf.set_title(title)
-    pdf.set_font("Helvetica", size=11)
-    for text in pages:
-        pdf.add_page()
-        pdf.multi_cell(0, 5, text)
-    return bytes(pdf.output())
 
 
 def page_prose(n: int) -> str:
@@ -42,7 +32,7 @@ PAGES = [page_prose(n) for n in (1, 2, 3)]
 
 @pytest.fixture(scope="module")
 def report() -> bytes:
-    return make_pdf(PAGES, title="Field Guide")
+    return pdf_bytes(PAGES, title="Field Guide")
 
 
 def test_every_chunk_carries_its_page(report: bytes) -> None:
@@ -90,7 +80,7 @@ def test_line_numbers_are_lines_of_the_extracted_page_text(report: bytes) -> Non
 
 
 def test_without_a_title_the_file_name_is_the_root_of_the_breadcrumb() -> None:
-    data = make_pdf(["Café naïve résumé, Grüße aus Köln.", "Second page."])
+    data = pdf_bytes(["Café naïve résumé, Grüße aus Köln.", "Second page."])
     page = chunk_pdf(data, words, 100, title="scan.pdf")
     assert page.title == "scan.pdf"
     assert [(c.heading_path, c.page, c.line_start, c.text) for c in page.chunks] == [
