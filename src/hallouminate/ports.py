@@ -146,16 +146,61 @@ class PhraseMatchesPort(Protocol):
         ...
 
 
+class EligibilityPort(Protocol):
+    """Which chunks a search may return (search/filters.py ``Eligibility``), asked by the reader BEFORE it
+    ranks: page rules on a page's path and frontmatter, a quality floor per chunk, text rules per chunk."""
+
+    @property
+    def filters_pages(self) -> bool: ...
+
+    @property
+    def filters_texts(self) -> bool: ...
+
+    @property
+    def page_key(self) -> str:
+        """Equal for equal page rules: the reader caches each corpus's page mask under it."""
+        ...
+
+    @property
+    def min_quality(self) -> float:
+        """Chunks whose ``quality`` is below it are not candidates (a null or absent quality passes)."""
+        ...
+
+    @property
+    def excluded_tokens(self) -> Sequence[Sequence[str]]:
+        """Per excluded term, the analyser's tokens: a chunk holding all of one term's is excluded."""
+        ...
+
+    @property
+    def phrase_tokens(self) -> Sequence[Sequence[str]]:
+        """Each quoted phrase as the analyser's tokens: an eligible chunk holds them consecutively."""
+        ...
+
+    def page_passes(self, path: str, fields: str | None) -> bool: ...
+
+    def text_passes(self, text: str) -> bool:
+        """The exact text rules (the phrases verbatim, no excluded term): asked of candidates only."""
+        ...
+
+
 class ReaderPort(Protocol):
     """Everything ``ground`` reads (the daemon's ``storage.reader.AsyncReader``): each call sees every
     commit finished before it."""
 
-    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[ChunkRow]: ...
+    async def vector_search(
+        self, vector: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort | None = None
+    ) -> list[ChunkRow]: ...
 
     async def fts_search(
-        self, terms: Sequence[str], corpora: Sequence[str], limit: int
+        self,
+        terms: Sequence[str],
+        corpora: Sequence[str],
+        limit: int,
+        eligible: EligibilityPort | None = None,
     ) -> list[ChunkRow]: ...
 
     async def count_rows(self, corpus: str) -> int: ...
 
-    async def phrase_rows(self, corpora: Sequence[str], pattern: str, max_rows: int) -> PhraseMatchesPort: ...
+    async def phrase_rows(
+        self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
+    ) -> PhraseMatchesPort: ...

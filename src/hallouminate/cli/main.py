@@ -124,7 +124,48 @@ def index(corpus: str | None, fmt: str) -> None:
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))
 
 
-@cli.command()
+class _QueryCommand(click.Command):
+    """A command whose words may start with one "-": ``ground deploy -staging`` excludes "staging" (query
+    syntax, docs/search.md) rather than being refused as an unknown option. Words after "--" are taken
+    as they are; "--long" options (typos included) are still options."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                out.extend(args[i:])
+                break
+            # A leading space keeps click from reading it as an option; ``ground`` strips it.
+            negated = arg.startswith("-") and not arg.startswith("--") and arg not in ("-h",) and len(arg) > 1
+            out.append(" " + arg if negated else arg)
+        return super().parse_args(ctx, out)
+
+
+def _pairs(flag: str, values: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """``--field key=value`` (repeatable) as key -> values."""
+    out: dict[str, list[str]] = {}
+    for value in values:
+        key, sep, wanted = value.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(
+                f"{value!r} is not KEY=VALUE: write e.g. {flag} status=draft (repeat {flag} for more)",
+                param_hint=flag,
+            )
+        out.setdefault(key.strip(), []).append(wanted)
+    return out or None
+
+
+def _day(flag: str, value: str | None) -> str | None:
+    import re
+
+    if value is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise click.BadParameter(
+            f"{value!r} is not a date: write YYYY-MM-DD, e.g. 2026-01-31", param_hint=flag
+        )
+    return value
+
+
+@cli.command(cls=_QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--corpus", help="Search only this corpus (default: every corpus, this repo's wiki first).")
 @click.option("--format", "fmt", type=click.Choice(["outline", "json"]), default="outline", show_default=True)
@@ -154,6 +195,46 @@ def index(corpus: str | None, fmt: str) -> None:
     type=click.Choice(["include", "exclude", "only"]),
     help="Footnote definitions: part of the citing chunk (include, default), ignored, or searched alone.",
 )
+@click.option("--category", help="Only pages of this category (first path segment, or frontmatter category).")
+@click.option("--topic", help="Only pages of this topic (second path segment, or frontmatter topic).")
+@click.option(
+    "--path-glob",
+    "path_globs",
+    multiple=True,
+    help="Only paths (relative to the corpus root) matching this glob; '!glob' excludes. Repeatable.",
+)
+@click.option(
+    "--tag", "tags", multiple=True, help="Only pages tagged with one of these (frontmatter tags). Repeatable."
+)
+@click.option("--all-tags", is_flag=True, help="With --tag: only pages tagged with every --tag given.")
+@click.option(
+    "--since", help="Only pages whose frontmatter date is on or after YYYY-MM-DD (undated dropped)."
+)
+@click.option(
+    "--until", help="Only pages whose frontmatter date is on or before YYYY-MM-DD (undated dropped)."
+)
+@click.option(
+    "--field",
+    "fields",
+    multiple=True,
+    help="KEY=VALUE: only pages whose frontmatter KEY is VALUE (one of the values given for KEY). Repeatable.",
+)
+@click.option(
+    "--not-field",
+    "fields_not",
+    multiple=True,
+    help="KEY=VALUE: drop pages whose frontmatter KEY is VALUE. Repeatable.",
+)
+@click.option(
+    "--min-quality",
+    type=click.FloatRange(0.0, 1.0),
+    help=f"Drop chunks whose index-time quality is below this (0-1, default {limits.MIN_QUALITY_DEFAULT}).",
+)
+@click.option(
+    "--include-low-quality",
+    is_flag=True,
+    help="Keep low-quality chunks (stubs, link lists): --min-quality 0.",
+)
 def ground(
     query: tuple[str, ...],
     corpus: str | None,
@@ -166,10 +247,22 @@ def ground(
     group_by: str | None,
     output: str | None,
     footnotes: str | None,
+    category: str | None,
+    topic: str | None,
+    path_globs: tuple[str, ...],
+    tags: tuple[str, ...],
+    all_tags: bool,
+    since: str | None,
+    until: str | None,
+    fields: tuple[str, ...],
+    fields_not: tuple[str, ...],
+    min_quality: float | None,
+    include_low_quality: bool,
 ) -> None:
     """Search the knowledge base from the current directory and print the best files and sections.
 
-    QUERY may be several words, quoted or not: they are joined with spaces.
+    QUERY may be several words, quoted or not: they are joined with spaces. A word "-term" excludes
+    chunks holding "term"; a '"quoted phrase"' must appear verbatim (docs/search.md, "Query syntax").
     """
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.render import render_ground
@@ -183,8 +276,27 @@ def ground(
             ctx=ctx,
             param=next(p for p in ctx.command.params if p.name == "output"),
         )
+    if all_tags and not tags:
+        raise click.BadParameter(
+            "--all-tags needs at least one --tag: add --tag NAME", param_hint="--all-tags"
+        )
+    if any(not glob or glob == "!" for glob in path_globs):
+        raise click.BadParameter(
+            "an empty glob matches nothing: write e.g. --path-glob 'guides/**' or --path-glob '!drafts/**'",
+            param_hint="--path-glob",
+        )
     args = {
-        "query": " ".join(query),
+        "query": " ".join(word.strip() for word in query),
+        "category": category,
+        "topic": topic,
+        "path_globs": list(path_globs) or None,
+        "tags_all" if all_tags else "tags_any": list(tags) or None,
+        "date_from": _day("--since", since),
+        "date_to": _day("--until", until),
+        "fields": _pairs("--field", fields),
+        "fields_not": _pairs("--not-field", fields_not),
+        "min_quality": min_quality,
+        "include_low_quality": include_low_quality or None,
         "corpus": corpus,
         "top_files": top_files,
         "chunks_per_file": chunks_per_file,

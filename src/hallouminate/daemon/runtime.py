@@ -564,6 +564,8 @@ class Runtime:
                 group_by=args.get("group_by"),
                 output=args.get("output"),
                 footnotes=args.get("footnotes"),
+                # The eligibility filters (search/filters.py): only those the caller sent.
+                **{name: args[name] for name in search.FILTER_PARAMS if name in args},  # type: ignore[literal-required]
                 model=embedder.model_name,  # low_confidence reads the model's cosine scale
             )
         if indexing:

@@ -33,6 +33,18 @@ class GroundArgs(TypedDict):
     group_by: NotRequired[Literal["page"]]
     output: NotRequired[Literal["counts"]]
     footnotes: NotRequired[Literal["include", "exclude", "only"]]
+    # The eligibility filters (search/filters.py; docs/tools/ground.md).
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    path_globs: NotRequired[list[str]]
+    tags_any: NotRequired[list[str]]
+    tags_all: NotRequired[list[str]]
+    date_from: NotRequired[str]
+    date_to: NotRequired[str]
+    fields: NotRequired[dict[str, list[str]]]
+    fields_not: NotRequired[dict[str, list[str]]]
+    min_quality: NotRequired[float]
+    include_low_quality: NotRequired[bool]
 
 
 @final

@@ -83,3 +83,15 @@ REPLACE_MATCH_CHARS = Range("replace_match", 1, PAGE_MAX_BYTES, "characters")
 # surfaced as an internal error rather than -32602.
 REPLACE_LINE = Range("replace_lines", 1, PAGE_MAX_BYTES)
 UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")
+
+# -- ground's filters (search/filters.py) ---------------------------------------------------------------
+# Each list a filter takes (path_globs, tags_any, tags_all, each key of fields / fields_not): at most this
+# many items of at most this many bytes (GrooveSeek's bounds on fields, applied to every list alike).
+FILTER_ITEMS = Range("items", 0, 64)
+FILTER_ITEM_BYTES = Range("item", 1, 1024, "bytes")
+# Keys of fields / fields_not.
+FILTER_KEYS = Range("keys", 1, 64)
+# A "-term" group excludes only with at least this many characters after the "-" (GrooveSeek's floor).
+NEGATION_MIN_CHARS = 3
+# min_quality: chunks whose index-time quality (0-1) is below it are not candidates; null quality passes.
+MIN_QUALITY_DEFAULT = 0.3

@@ -128,6 +128,26 @@ class GroundConfidence(TypedDict):
     cosine_floor: NotRequired[float]
 
 
+class FilterApplied(TypedDict):
+    """The filters of a ``ground`` that took effect (search/filters.py), as the caller would send them;
+    the query's own exclusions and quoted phrases too. Empty lists and unset filters are left out."""
+
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    path_globs: NotRequired[list[str]]
+    tags_any: NotRequired[list[str]]
+    tags_all: NotRequired[list[str]]
+    date_from: NotRequired[str]
+    date_to: NotRequired[str]
+    fields: NotRequired[dict[str, list[str]]]
+    fields_not: NotRequired[dict[str, list[str]]]
+    # Only when the caller set it (or include_low_quality): the default floor is not echoed.
+    min_quality: NotRequired[float]
+    include_low_quality: NotRequired[bool]
+    excluded_terms: NotRequired[list[str]]
+    phrases: NotRequired[list[str]]
+
+
 class GroundResult(TypedDict):
     query: str
     took_ms: float
@@ -139,6 +159,8 @@ class GroundResult(TypedDict):
     low_confidence: NotRequired[bool]
     # Ranked mode only.
     confidence: NotRequired[GroundConfidence]
+    # Present when a filter (or a "-term" / "quoted phrase" of the query) took effect.
+    filter_applied: NotRequired[FilterApplied]
 
 
 # -- index -------------------------------------------------------------------------------------------------

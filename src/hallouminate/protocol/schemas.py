@@ -14,7 +14,12 @@ from hallouminate.protocol.limits import (
     CONTENT_CHARS,
     CORPUS_NAME_CHARS,
     COUNTS_MAX_FILES,
+    FILTER_ITEM_BYTES,
+    FILTER_ITEMS,
+    FILTER_KEYS,
     LIMIT,
+    MIN_QUALITY_DEFAULT,
+    NEGATION_MIN_CHARS,
     PAGE_MAX_BYTES,
     PATH_CHARS,
     PHRASE_CHARS,
@@ -37,6 +42,74 @@ CORPUS_PROP: dict[str, Any] = {
 QUERY_MAX_CHARS = QUERY_CHARS.high
 PAGE_MAX_CHARS = PAGE_MAX_BYTES
 
+# ground's eligibility filters (search/filters.py): applied before retrieval, AND-ed; docs/tools/ground.md.
+_FILTER_STRING: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": FILTER_ITEM_BYTES.high}
+_FILTER_LIST: dict[str, Any] = {"type": "array", "items": _FILTER_STRING, "maxItems": FILTER_ITEMS.high}
+_FILTER_MAP: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": _FILTER_LIST,
+    "maxProperties": FILTER_KEYS.high,
+}
+_DATE: dict[str, Any] = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
+_FILTER_PROPS: dict[str, Any] = {
+    "category": {
+        **_FILTER_STRING,
+        "description": "Only pages of this category: the first path segment (paths of 2+ segments) or "
+        "the frontmatter's category. Exact.",
+    },
+    "topic": {
+        **_FILTER_STRING,
+        "description": "Only pages of this topic: the second path segment (paths of 3+ segments) or the "
+        "frontmatter's topic. Exact.",
+    },
+    "path_globs": {
+        **_FILTER_LIST,
+        "minItems": 1,
+        "description": "Globs on the path relative to the corpus root (* and ? within a segment, ** "
+        "across); a leading ! excludes. A page passes if it matches any include (or none is given) "
+        "and no exclude.",
+    },
+    "tags_any": {**_FILTER_LIST, "description": "Only pages whose frontmatter tags hold one of these."},
+    "tags_all": {**_FILTER_LIST, "description": "Only pages whose frontmatter tags hold all of these."},
+    "date_from": {
+        **_DATE,
+        "description": "YYYY-MM-DD: only pages whose frontmatter date is on or after it (undated pages "
+        "are dropped).",
+    },
+    "date_to": {
+        **_DATE,
+        "description": "YYYY-MM-DD: only pages whose frontmatter date is on or before it (undated pages "
+        "are dropped).",
+    },
+    "fields": {
+        **_FILTER_MAP,
+        "description": "Frontmatter key -> accepted values: a page passes if, for every key, its value "
+        f"(or one of its list's) is among them. At most {FILTER_ITEMS.high} values of "
+        f"{FILTER_ITEM_BYTES.high} bytes per key.",
+    },
+    "fields_not": {
+        **_FILTER_MAP,
+        "description": "Frontmatter key -> refused values: a page holding any of them under that key is "
+        "dropped.",
+    },
+    "min_quality": {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 1,
+        "description": f"Chunks whose index-time quality is below this are not candidates (default "
+        f"{MIN_QUALITY_DEFAULT}; chunks without a quality pass).",
+    },
+    "include_low_quality": {
+        "type": "boolean",
+        "description": "true: min_quality 0, low-quality chunks (stubs, link lists) are candidates too.",
+    },
+}
+# How the query's own syntax reads (ranked mode; docs/search.md, "Query syntax").
+QUERY_SYNTAX = (
+    f'A group "-word" excludes chunks holding that word ({NEGATION_MIN_CHARS}+ characters after the -); '
+    'a "quoted phrase" must appear verbatim (case-insensitive).'
+)
+
 ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
     "status": {"type": "object", "properties": {}, "additionalProperties": False},
@@ -57,7 +130,7 @@ ARGS: dict[str, dict[str, Any]] = {
             "query": {
                 "type": "string",
                 **QUERY_CHARS.length_schema(),
-                "description": "What to look for, in natural language or keywords.",
+                "description": f"What to look for, in natural language or keywords. {QUERY_SYNTAX}",
             },
             "corpus": {
                 **CORPUS_PROP,
@@ -115,6 +188,7 @@ ARGS: dict[str, dict[str, Any]] = {
                 "of only definitions drops out). only: search and show the definitions alone (sources, "
                 "citations); chunks without any drop out.",
             },
+            **_FILTER_PROPS,
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -224,6 +298,30 @@ GROUND_RESULT: dict[str, Any] = {
             },
         },
         "warnings": _GROUND_WARNINGS,
+        "filter_applied": {
+            "type": "object",
+            "properties": {
+                "category": {"type": "string"},
+                "topic": {"type": "string"},
+                "path_globs": {"type": "array", "items": {"type": "string"}},
+                "tags_any": {"type": "array", "items": {"type": "string"}},
+                "tags_all": {"type": "array", "items": {"type": "string"}},
+                "date_from": {"type": "string"},
+                "date_to": {"type": "string"},
+                "fields": {
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                },
+                "fields_not": {
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                },
+                "min_quality": {"type": "number"},
+                "include_low_quality": {"type": "boolean"},
+                "excluded_terms": {"type": "array", "items": {"type": "string"}},
+                "phrases": {"type": "array", "items": {"type": "string"}},
+            },
+        },
         # True when no hit is a strong match (with a weak-match warning); phrase mode: nothing matched.
         "low_confidence": {"type": "boolean"},
         # Ranked mode: the absolute signals low_confidence rests on (docs/search.md, "Low confidence").

@@ -29,6 +29,7 @@ from hallouminate.search.assembly import (
     not_indexed,
     rank_files,
 )
+from hallouminate.search.filters import Eligibility, parse_query
 from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
@@ -129,31 +130,50 @@ async def ground(
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
-    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py).
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); the filters
+    (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval.
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    # Phrase mode's query is one literal phrase: no query syntax there, the filters alone.
+    syntax = None if mode.phrase or not isinstance(query, str) else parse_query(query)
+    eligible = Eligibility.take(params, syntax)
     if mode.phrase:  # a literal scan: the query is not embedded
-        return await ground_phrase(reader, corpora, query, mode, **params)
+        found = await ground_phrase(reader, corpora, query, mode, eligible=eligible, **params)
+        return _with_filters(found, eligible)
     plan = _plan(corpora, query, **params)
     plan.model = model
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
-    vector = await embed_query(query)
+    # What is searched: the query without its "-term" groups and quote marks (search/filters.py).
+    searched = syntax.text if syntax is not None else query
+    plan.terms = query_terms(searched)
+    vector = await embed_query(searched)
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
-            reader.vector_search(vector, plan.keys, plan.limit),
-            reader.fts_search(plan.terms, plan.keys, plan.limit),
+            reader.vector_search(vector, plan.keys, plan.limit, eligible),
+            reader.fts_search(plan.terms, plan.keys, plan.limit, eligible),
         )
     else:
-        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
+        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit, eligible), []
     empty = await empty_keys(reader, plan.keys)
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
-    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    result = mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    if syntax is not None and syntax.warnings:
+        result["warnings"] = [*syntax.warnings, *result["warnings"]]
+    return _with_filters(result, eligible)
+
+
+def _with_filters(result: GroundResult, eligible: Eligibility) -> GroundResult:
+    """``filter_applied``: the filters that took effect (absent when none did)."""
+    applied = eligible.applied()
+    if applied:
+        result["filter_applied"] = applied
+    return result
 
 
 def assemble(

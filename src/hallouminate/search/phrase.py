@@ -210,8 +210,9 @@ async def ground_phrase(
 ) -> GroundResult:
     """Phrase mode: the scan from the reader's in-memory rows (``ground`` with ``match: "phrase"``)."""
     started = time.perf_counter()
+    eligible = params.pop("eligible", None)  # the filters (search/filters.py), applied in the scan
     phrase, keys, display, priority = _prepare(corpora, query, params)
-    scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1), footnotes=mode.footnotes)
+    scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1, eligible), footnotes=mode.footnotes)
     empty = await empty_keys(reader, keys)
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
 

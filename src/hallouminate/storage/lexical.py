@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import tantivy
@@ -37,6 +38,19 @@ WRITER_HEAP_BYTES = 32_000_000
 def file_key(corpus: str, path: str) -> str:
     # JSON keeps the two parts unambiguous whatever characters names and paths contain (as row ids do).
     return json.dumps([corpus, path], ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a filtered BM25 search may match, applied inside tantivy (never to a fixed pool of hits): per
+    corpus of ``files``, only its files in ``files_in`` (None: any) and none of ``files_out`` (file keys,
+    ``file_key``); no
+    chunk holding all tokens of any group of ``exclude``; only chunks holding every token of ``require``."""
+
+    files: Mapping[str, tuple[Sequence[str] | None, Sequence[str]]] = field(default_factory=dict)
+    exclude: Sequence[Sequence[str]] = ()
+    # Each quoted phrase as the analyser's tokens, consecutive in a chunk (a phrase query).
+    require: Sequence[Sequence[str]] = field(default=())
 
 
 class LexicalIndex:
@@ -89,25 +103,89 @@ class LexicalIndex:
         self._index.reload()
 
     # -- reads ---------------------------------------------------------------------------------------
-    def search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, terms: Sequence[str], corpora: Sequence[str], limit: int, scope: Scope | None = None
+    ) -> list[tuple[str, float]]:
         """(row id, BM25 score) of the best ``limit`` chunks of ``corpora`` holding any token of ``terms``
-        (``analysis.query_terms``: tokens, looked up as they are, not analysed again)."""
+        (``analysis.query_terms``: tokens, looked up as they are, not analysed again), within ``scope``."""
         tokens = term_tokens(terms)
         if not tokens or not corpora or limit <= 0:
             return []
         text = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "text", t)) for t in tokens]
         )
-        scope = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "corpus", c)) for c in corpora]
+        within = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, self._corpus_query(c, scope)) for c in corpora]
         )
         # The corpus clause filters without scoring: a constant 0 adds nothing to any chunk's BM25.
-        query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, text), (tantivy.Occur.Must, tantivy.Query.const_score_query(scope, 0.0))]
-        )
+        clauses = [
+            (tantivy.Occur.Must, text),
+            (tantivy.Occur.Must, tantivy.Query.const_score_query(within, 0.0)),
+        ]
+        if scope is not None:
+            clauses.extend(self._scope_clauses(scope))
+        query = tantivy.Query.boolean_query(clauses)
         searcher = self._index.searcher()
         hits = searcher.search(query, limit).hits
         return [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+
+    def _corpus_query(self, corpus: str, scope: Scope | None) -> tantivy.Query:
+        """A corpus's chunks, within its file set when the scope restricts it (a file set is one term-set
+        query: cheap at any size)."""
+        query = tantivy.Query.term_query(self._schema, "corpus", corpus)
+        files_in, files_out = scope.files.get(corpus, (None, ())) if scope is not None else (None, ())
+        if files_in is None and not files_out:
+            return query
+        clauses = [(tantivy.Occur.Must, query)]
+        if files_in is not None:
+            files = tantivy.Query.term_set_query(self._schema, "file", list(files_in))
+            clauses.append((tantivy.Occur.Must, files))
+        if files_out:
+            files = tantivy.Query.term_set_query(self._schema, "file", list(files_out))
+            clauses.append((tantivy.Occur.MustNot, files))
+        return tantivy.Query.boolean_query(clauses)
+
+    def _scope_clauses(self, scope: Scope) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        """The text rules' clauses, none of them scoring."""
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for group in scope.exclude:
+            held = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "text", t)) for t in group]
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.boolean_query(held)))
+        for tokens in scope.require:
+            required = (
+                tantivy.Query.phrase_query(self._schema, "text", list(tokens))
+                if len(tokens) > 1
+                else tantivy.Query.term_query(self._schema, "text", tokens[0])
+            )
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(required, 0.0)))
+        return clauses
+
+    def text_candidates(self, corpora: Sequence[str], scope: Scope, cap: int) -> list[str] | None:
+        """Ids of the chunks of ``corpora`` the scope's text rules let through (none of its excluded
+        terms; its phrases' words consecutive), or None when that may be more than ``cap`` chunks.
+
+        The bound comes from document frequencies alone (no search): a chunk holding a phrase holds each
+        of its tokens, and at most the chunks not holding an excluded token pass. A vector search then
+        ranks only these (excluding a word nearly every chunk holds, or a rare phrase, would otherwise
+        mean checking the text of most of the corpus); past ``cap`` passing chunks are dense enough to be
+        found by checking candidates in score order."""
+        searcher = self._index.searcher()
+        bound = int(searcher.num_docs)
+        for group in scope.exclude:
+            if len(group) == 1:
+                bound = min(bound, bound - int(searcher.doc_freq("text", group[0])))
+        for tokens in scope.require:
+            bound = min([bound, *(int(searcher.doc_freq("text", t)) for t in tokens)])
+        if bound > cap:
+            return None
+        if bound <= 0:
+            return []
+        within = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, self._corpus_query(c, scope)) for c in corpora]
+        )
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, within), *self._scope_clauses(scope)])
+        hits = searcher.search(query, bound, count=False).hits
+        return [searcher.doc(address)["id"][0] for _score, address in hits]
 
     def num_docs(self) -> int:
         return int(self._index.searcher().num_docs)

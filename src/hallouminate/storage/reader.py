@@ -18,8 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hallouminate.ports import ChunkRow, Vector
-from hallouminate.storage import sql
+from hallouminate.ports import ChunkRow, EligibilityPort, Vector
+from hallouminate.storage import eligibility, sql
+from hallouminate.storage.lexical import Scope
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
 
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 IN_MEMORY_ROWS = 200_000
 # Past this many rows a corpus's vector product runs in a worker thread (below it, the hop costs more).
 OFF_LOOP_ROWS = 20_000
+# A vector search under text rules ranks only the chunks BM25's index names as passing them when there are
+# at most this many (fetching each id costs ~2 us); more are dense enough to find in score order.
+TEXT_CANDIDATES = 5_000
 
 _T = TypeVar("_T")
 
@@ -48,6 +52,27 @@ class _CorpusRows:
         self.result_rows = rows.select(RESULT_COLUMNS)  # a view: what searches return of a row
         self.matrix = matrix
         self.row_of = row_of
+        self.masks: dict[tuple[str, float], np.ndarray | None] = {}
+
+    @functools.cached_property
+    def pages(self) -> eligibility.Pages:  # read by filtered searches only; kept until the next commit
+        return eligibility.Pages(self.rows)
+
+    def mask(self, eligible: EligibilityPort | None) -> np.ndarray | None:
+        """Rows (scan order) the filter's page rules and quality floor let through; None: every row."""
+        if eligible is None:
+            return None
+        key = (eligible.page_key if eligible.filters_pages else "", eligible.min_quality)
+        if key not in self.masks:  # kept until the next commit (a new _CorpusRows), a few filters at most
+            if len(self.masks) >= eligibility.MASKS_KEPT:
+                self.masks.clear()
+            pages = self.pages if eligible.filters_pages else None
+            self.masks[key] = eligibility.row_mask(self.rows, pages, eligible)
+        return self.masks[key]
+
+    def texts_pass(self, eligible: EligibilityPort, rows: np.ndarray) -> list[bool]:
+        texts = self.rows["text"].take(pa.array(rows, pa.int64())).to_pylist()
+        return [eligible.text_passes(text or "") for text in texts]
 
     @functools.cached_property
     def ids(self) -> dict[str, int]:  # BM25 hits name rows by id; a vector search never needs this
@@ -65,6 +90,16 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Chun
         for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
     return [converted[place] for place in places]
+
+
+def _quality_passes(row: ChunkRow, floor: float) -> bool:
+    quality = cast("dict[str, Any]", row).get("quality")  # the column lands with index-time quality
+    return quality is None or float(quality) >= floor
+
+
+def _texts_pass(held: _CorpusRows, eligible: EligibilityPort, vectors: np.ndarray) -> list[bool]:
+    """The text rules on the rows of vectors ``vectors`` (a vector search's candidates)."""
+    return held.texts_pass(eligible, held.row_of[vectors])
 
 
 class AsyncReader:
@@ -87,6 +122,8 @@ class AsyncReader:
         # IN_MEMORY_ROWS they are the rows ranked searches hold; past it, these (without vectors).
         self._scan_rows: dict[str, Any] = {}
         self._vectors: dict[str, _CorpusRows] = {}
+        # Past the in-memory bound, a filtered search's pages (path, frontmatter) per corpus.
+        self._pages_cache: dict[str, eligibility.Pages] = {}
         self._loads: dict[tuple[str, int], asyncio.Future[_CorpusRows]] = {}
 
     async def _fresh_table(self) -> Any:
@@ -103,18 +140,24 @@ class AsyncReader:
             self._counts.clear()
             self._scan_rows.clear()
             self._vectors.clear()
+            self._pages_cache.clear()
             self._generation = generation
         return self._table
 
-    async def vector_search(self, vector: Vector, corpora: Sequence[str], limit: int) -> list[ChunkRow]:
-        """Nearest chunks by cosine distance; each row gains ``score`` = cosine similarity."""
+    async def vector_search(
+        self, vector: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort | None = None
+    ) -> list[ChunkRow]:
+        """Nearest chunks by cosine distance among those ``eligible`` lets through (filtered before
+        ranking); each row gains ``score`` = cosine similarity."""
         if not corpora or limit <= 0:
             return []
         table = await self._fresh_table()
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) <= self._in_memory_rows:
-            return await self._vector_search_in_memory(table, query, corpora, limit)
+            return await self._vector_search_in_memory(table, query, corpora, limit, eligible)
+        if eligible is not None:
+            return await self._vector_search_filtered(table, query, corpora, limit, eligible)
         builder = await table.search(query, vector_column_name="vector")
         rows: list[dict[str, Any]] = (  # LanceDB's rows: the result columns and its ``_distance``
             await builder.distance_type("cosine")
@@ -194,10 +237,11 @@ class AsyncReader:
         return _CorpusRows(read.take(order).combine_chunks(), matrix[:filled], row_of)
 
     async def _vector_search_in_memory(
-        self, table: Any, query: Vector, corpora: Sequence[str], limit: int
+        self, table: Any, query: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort | None
     ) -> list[ChunkRow]:
         found: list[tuple[float, int, int]] = []  # (-score, corpus position, row) sorts best first
         loaded = [await self._in_memory(table, corpus) for corpus in corpora]
+        texts_only = self._text_candidates(corpora, loaded, eligible)
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
         for position, held in enumerate(loaded):
             if not len(held.matrix):
@@ -208,7 +252,21 @@ class AsyncReader:
                 scores = await asyncio.to_thread(np.matmul, held.matrix, unit)
             else:
                 scores = held.matrix @ unit
-            best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
+            mask = held.mask(eligible)
+            if texts_only is not None:
+                mask = texts_only[position] if mask is None else mask & texts_only[position]
+            if mask is not None or (eligible is not None and eligible.filters_texts):
+                # Filtered before ranking: ineligible chunks never take a place among the best ``limit``.
+                texts = (
+                    functools.partial(_texts_pass, held, eligible)
+                    if eligible is not None and eligible.filters_texts
+                    else None
+                )
+                best = eligibility.best_passing(
+                    scores, limit, None if mask is None else mask[held.row_of], texts
+                )
+            else:
+                best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
             found.extend((-float(scores[i]), position, int(held.row_of[i])) for i in best)
         found.sort()
         chosen = found[:limit]
@@ -217,11 +275,20 @@ class AsyncReader:
             {**row, "score": -negative} for row, (negative, _p, _i) in zip(converted, chosen, strict=True)
         ]
 
-    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[ChunkRow]:
-        """BM25 matches of any of ``terms``, best first; each row gains ``score`` = the BM25 score."""
+    async def fts_search(
+        self,
+        terms: Sequence[str],
+        corpora: Sequence[str],
+        limit: int,
+        eligible: EligibilityPort | None = None,
+    ) -> list[ChunkRow]:
+        """BM25 matches of any of ``terms`` among the chunks ``eligible`` lets through, best first; each row
+        gains ``score`` = the BM25 score."""
         if not corpora or limit <= 0 or not terms:
             return []
         table = await self._fresh_table()
+        if eligible is not None:
+            return await self._fts_search_filtered(table, terms, corpora, limit, eligible)
         hits = self._store.lexical.search(terms, corpora, limit)
         if not hits:
             return []
@@ -241,6 +308,147 @@ class AsyncReader:
                 scores.append(score)
         return [{**row, "score": score} for row, score in zip(_take(loaded, places), scores, strict=True)]
 
+    def _scope(self, corpora: Sequence[str], loaded: list[_CorpusRows], eligible: EligibilityPort) -> Scope:
+        """tantivy's scope for held corpora: each one's eligible files, and the text rules."""
+        files = {}
+        if eligible.filters_pages:
+            for corpus, held in zip(corpora, loaded, strict=True):
+                files[corpus] = held.pages.file_scope(corpus, eligible)
+        return eligibility.lexical_scope(eligible, files)
+
+    def _text_candidates(
+        self, corpora: Sequence[str], loaded: list[_CorpusRows], eligible: EligibilityPort | None
+    ) -> list[np.ndarray] | None:
+        """Per held corpus, the rows the text rules may let through when BM25's index can name them
+        cheaply (``LexicalIndex.text_candidates``); None: check candidates in score order instead."""
+        if eligible is None or not eligible.filters_texts:
+            return None
+        ids = self._store.lexical.text_candidates(
+            corpora, self._scope(corpora, loaded, eligible), TEXT_CANDIDATES
+        )
+        if ids is None:
+            return None
+        masks = []
+        for held in loaded:
+            mask = np.zeros(held.rows.num_rows, dtype=bool)
+            rows = [index for index in map(held.ids.get, ids) if index is not None]
+            mask[rows] = True
+            masks.append(mask)
+        return masks
+
+    async def _fts_search_filtered(
+        self, table: Any, terms: Sequence[str], corpora: Sequence[str], limit: int, eligible: EligibilityPort
+    ) -> list[ChunkRow]:
+        """tantivy matches only eligible files and skips excluded terms (storage/lexical.py ``Scope``);
+        quality and the phrases' verbatim check are asked of its hits, with a larger fetch while too few
+        pass and more hits remain."""
+        in_memory = sum([await self.count_rows(corpus) for corpus in corpora]) <= self._in_memory_rows
+        loaded = [await self._in_memory(table, corpus) for corpus in corpora] if in_memory else []
+        masks = [held.mask(eligible) for held in loaded]
+        if in_memory:
+            scope = self._scope(corpora, loaded, eligible)
+        else:
+            files: dict[str, tuple[list[str] | None, list[str]]] = {}
+            for corpus in corpora if eligible.filters_pages else ():
+                pages = await self._pages(table, corpus)
+                files[corpus] = pages.file_scope(corpus, eligible)
+            scope = eligibility.lexical_scope(eligible, files)
+        fetch = limit
+        while True:
+            hits = self._store.lexical.search(terms, corpora, fetch, scope)
+            if in_memory:
+                places, scores = [], []
+                for row_id, score in hits:
+                    place = next(
+                        ((p, held.ids[row_id]) for p, held in enumerate(loaded) if row_id in held.ids), None
+                    )
+                    mask = masks[place[0]] if place is not None else None
+                    if place is not None and (mask is None or bool(mask[place[1]])):
+                        places.append(place)
+                        scores.append(score)
+                rows: list[ChunkRow] = [
+                    {**row, "score": s} for row, s in zip(_take(loaded, places), scores, strict=True)
+                ]
+            else:
+                found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+                by_id: dict[str, ChunkRow] = {row["id"]: row for row in await found.to_list()}
+                rows = [
+                    {**by_id[i], "score": s}
+                    for i, s in hits
+                    if i in by_id
+                    and _quality_passes(by_id[i], eligible.min_quality)
+                    and (
+                        not eligible.filters_pages
+                        or eligible.page_passes(by_id[i]["path"], by_id[i]["fields"])
+                    )
+                ]
+            if eligible.filters_texts:
+                rows = [row for row in rows if eligible.text_passes(row.get("text") or "")]
+            if len(rows) >= limit or len(hits) < fetch:
+                return rows[:limit]
+            fetch *= 4
+
+    async def _pages(self, table: Any, corpus: str) -> eligibility.Pages:
+        """A corpus's pages past the in-memory bound (its path and frontmatter columns), until a commit."""
+        pages = self._pages_cache.get(corpus)
+        if pages is None:
+            generation = self._generation
+            rows = (
+                await table.query()
+                .where(f"corpus = {sql.literal(corpus)}")
+                .select(["path", "fields"])
+                .to_arrow()
+            )
+            pages = eligibility.Pages(rows)
+            self._remember(self._pages_cache, corpus, pages, generation)
+        return pages
+
+    async def _vector_search_filtered(
+        self, table: Any, query: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort
+    ) -> list[ChunkRow]:
+        """Past the in-memory bound: LanceDB prefilters by corpus, file and quality (``sql_filter``); the
+        text rules, and page rules too large to name in SQL, are asked of its rows in score order, with a
+        larger fetch while too few pass."""
+        has_quality = "quality" in (await table.schema()).names
+        wheres = []
+        checks: dict[str, tuple[eligibility.Pages, np.ndarray | None]] = {}
+        for corpus in corpora:
+            pages = await self._pages(table, corpus) if eligible.filters_pages else None
+            if pages is None:
+                where = f"corpus = {sql.literal(corpus)}"
+                if has_quality and eligible.min_quality > 0.0:
+                    where += f" AND (quality IS NULL OR quality >= {float(eligible.min_quality)!r})"
+            else:
+                where, mask = eligibility.sql_filter(corpus, pages, eligible, has_quality)
+                checks[corpus] = (pages, mask)
+            wheres.append(f"({where})")
+        allowed = {
+            corpus: {pages.paths[i] for i in np.flatnonzero(mask)}
+            for corpus, (pages, mask) in checks.items()
+            if mask is not None
+        }
+        fetch = limit
+        while True:
+            builder = await table.search(query, vector_column_name="vector")
+            rows: list[dict[str, Any]] = (
+                await builder.distance_type("cosine")
+                .where(" OR ".join(wheres))
+                .select([*RESULT_COLUMNS, "_distance"])
+                .limit(fetch)
+                .to_list()
+            )
+            kept = [
+                row
+                for row in rows
+                if (row["corpus"] not in allowed or row["path"] in allowed[row["corpus"]])
+                and (not eligible.filters_texts or eligible.text_passes(row["text"] or ""))
+            ]
+            if len(kept) >= limit or len(rows) < fetch:
+                for row in kept:
+                    row["score"] = 1.0 - float(row.pop("_distance"))
+                return cast("list[ChunkRow]", kept[:limit])
+            fetch *= 4
+
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
         table = await self._fresh_table()
@@ -251,13 +459,20 @@ class AsyncReader:
             self._remember(self._counts, corpus, count, generation)
         return count
 
-    async def phrase_rows(self, corpora: Sequence[str], pattern: str, max_rows: int) -> PhraseMatches:
+    async def phrase_rows(
+        self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
+    ) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
-        at most ``max_rows`` of them."""
+        at most ``max_rows`` of them, among the rows ``eligible`` lets through."""
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) <= self._in_memory_rows:  # the rows ranked searches hold anyway: no second copy
-            tables = [(await self._in_memory(table, corpus)).rows.select(SCAN_COLUMNS) for corpus in corpora]
+            tables = []
+            for corpus in corpora:
+                held = await self._in_memory(table, corpus)
+                mask = held.mask(eligible)
+                rows = held.rows.select(SCAN_COLUMNS)
+                tables.append(rows if mask is None else rows.filter(pa.array(mask)))
             return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
         tables = []
         for corpus in corpora:
@@ -271,6 +486,11 @@ class AsyncReader:
                     .to_arrow()
                 )
                 self._remember(self._scan_rows, corpus, rows, generation)
+            if eligible is not None:
+                pages = await self._pages(table, corpus) if eligible.filters_pages else None
+                mask = eligibility.path_mask(rows, pages, eligible)
+                if mask is not None:
+                    rows = rows.filter(pa.array(mask))
             tables.append(rows)
         # The regex runs in C++ and releases the GIL: off the loop, so a big corpus does not stall pings.
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
