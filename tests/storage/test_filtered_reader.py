@@ -95,3 +95,25 @@ def test_the_quality_floor_reads_the_column_and_lets_null_pass() -> None:
     assert mask is not None and mask.tolist() == [False, True, True, True]
     assert quality_mask(rows, 0.0) is None  # include_low_quality: nothing to drop
     assert quality_mask(pa.table({"text": ["a"]}), 0.3) is None  # a store without the column yet
+
+
+async def test_bm25_checks_many_files_by_number_and_keeps_the_eligible_order(tmp_path: Path) -> None:
+    # 300 pages, half of them eligible: too many files to name in tantivy's query either way, so the hits
+    # are checked by their file's number; the result is BM25's own order over the eligible chunks.
+    store = Store(tmp_path / "db", 8)
+    files = {}
+    for i in range(300):
+        rows = chunk_rows(f"p{i}.md", [f"lantern {'lantern ' * (i % 7)}note {i}"], seed=i)
+        rows[0]["fields"] = json.dumps({"tags": ["even" if i % 2 == 0 else "odd"]})
+        files[f"p{i}.md"] = rows
+    store.replace_files("c", files)
+    eligible = _eligible(tags_any=["even"])
+    terms = query_terms("lantern")
+    reference = [
+        (row_id, score)
+        for row_id, score in store.lexical.search(terms, ["c"], 1000)
+        if int(json.loads(row_id)[1][1:-3]) % 2 == 0
+    ][:40]
+    for reader in (AsyncReader(store), AsyncReader(store, in_memory_rows=0)):
+        hits = await reader.fts_search(terms, ["c"], 40, eligible)
+        assert [(h["id"], h["score"]) for h in hits] == reference

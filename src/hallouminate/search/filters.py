@@ -75,8 +75,8 @@ def parse_query(query: str) -> QuerySyntax:
                 kept.append(inner)
         elif group.startswith("-") and len(group) > 1:
             term = group[1:].strip('"')
-            if len(term) < limits.NEGATION_MIN_CHARS:
-                short.append(group)
+            if len(term) < limits.NEGATION_MIN_CHARS or not analyze(term):
+                short.append(group)  # too short, or no word in it ("-!!!"): excludes nothing
             else:
                 excluded.append(term)
         else:
@@ -87,7 +87,8 @@ def parse_query(query: str) -> QuerySyntax:
             {
                 "code": "negation-too-short",
                 "message": f"{', '.join(short)} excludes nothing: an excluded term needs at least "
-                f"{limits.NEGATION_MIN_CHARS} characters after the '-' (write the whole word)",
+                f"{limits.NEGATION_MIN_CHARS} characters after the '-', letters or digits among them "
+                "(write the whole word)",
             }
         )
     text = " ".join(k for k in kept if k)

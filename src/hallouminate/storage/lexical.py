@@ -16,9 +16,10 @@ keywords agree on what a word matches.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -33,6 +34,8 @@ LEXICAL_COLUMNS = ["id", "corpus", "path", "text"]
 BUILD_BATCH = 4096
 # The writer's indexing memory before it flushes a segment; tantivy's floor is 15 MB per thread.
 WRITER_HEAP_BYTES = 32_000_000
+# A filtered search's first fetch of hits to check against its files, at most (then larger while short).
+FETCH_MAX = 20_000
 
 
 def file_key(corpus: str, path: str) -> str:
@@ -53,6 +56,14 @@ class Scope:
     require: Sequence[Sequence[str]] = field(default=())
 
 
+def page_number(corpus: str, path: str) -> int:
+    """A file's number in the index's ``page`` fast field: 63 bits of a hash of its key (a collision
+    between two files of one store, ~n^2 / 2^64, would only let one through a filter meant for the
+    other's pages; the hits' rows are checked against the filter's mask all the same)."""
+    digest = hashlib.blake2b(file_key(corpus, path).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
 class LexicalIndex:
     """Chunks by id, searchable by BM25 within a set of corpora. Thread-safe: one writer at a time,
     searches on immutable snapshots."""
@@ -63,6 +74,8 @@ class LexicalIndex:
         builder.add_text_field("corpus", stored=False, tokenizer_name="raw")
         builder.add_text_field("file", stored=False, tokenizer_name="raw")
         builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER)
+        # The file's number (``page_number``), read in bulk for a filtered search's hits.
+        builder.add_unsigned_field("page", stored=False, indexed=False, fast=True)
         self._schema = builder.build()
         self._index = tantivy.Index(self._schema)  # no path: in memory
         self._index.register_tokenizer(ANALYZER, build_analyzer())
@@ -94,9 +107,11 @@ class LexicalIndex:
         for batch in rows.select(LEXICAL_COLUMNS).to_batches(BUILD_BATCH):
             ids, corpora, paths, texts = (batch.column(i).to_pylist() for i in range(4))
             for row_id, corpus, path, text in zip(ids, corpora, paths, texts, strict=True):
-                self._writer.add_document(
-                    tantivy.Document(id=row_id, corpus=corpus, file=file_key(corpus, path), text=text or "")
+                document = tantivy.Document(
+                    id=row_id, corpus=corpus, file=file_key(corpus, path), text=text or ""
                 )
+                document.add_unsigned("page", page_number(corpus, path))  # typed: a keyword int is an i64
+                self._writer.add_document(document)
 
     def _commit(self) -> None:
         self._writer.commit()
@@ -104,10 +119,21 @@ class LexicalIndex:
 
     # -- reads ---------------------------------------------------------------------------------------
     def search(
-        self, terms: Sequence[str], corpora: Sequence[str], limit: int, scope: Scope | None = None
+        self,
+        terms: Sequence[str],
+        corpora: Sequence[str],
+        limit: int,
+        scope: Scope | None = None,
+        pages: Container[int] | None = None,
+        share: float = 1.0,
     ) -> list[tuple[str, float]]:
         """(row id, BM25 score) of the best ``limit`` chunks of ``corpora`` holding any token of ``terms``
-        (``analysis.query_terms``: tokens, looked up as they are, not analysed again), within ``scope``."""
+        (``analysis.query_terms``: tokens, looked up as they are, not analysed again), within ``scope``,
+        and of a file whose ``page_number`` is in ``pages`` (None: any).
+
+        ``pages`` is checked on the hits by the ``page`` fast field, in bulk (no stored document read for
+        a hit left out); ``share`` (the fraction of chunks expected to pass) sizes the first fetch, and a
+        fetch four times larger follows while too few pass and more hits remain."""
         tokens = term_tokens(terms)
         if not tokens or not corpora or limit <= 0:
             return []
@@ -126,8 +152,17 @@ class LexicalIndex:
             clauses.extend(self._scope_clauses(scope))
         query = tantivy.Query.boolean_query(clauses)
         searcher = self._index.searcher()
-        hits = searcher.search(query, limit).hits
-        return [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+        if pages is None:
+            hits = searcher.search(query, limit).hits
+            return [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+        fetch = max(limit, min(int(limit / max(share, 1e-4) * 1.5), FETCH_MAX))
+        while True:
+            hits = searcher.search(query, fetch, count=False).hits
+            numbers = searcher.fast_field_values("page", [address for _, address in hits])
+            kept = [(score, address) for (score, address), n in zip(hits, numbers, strict=True) if n in pages]
+            if len(kept) >= limit or len(hits) < fetch:
+                return [(searcher.doc(address)["id"][0], float(score)) for score, address in kept[:limit]]
+            fetch *= 4
 
     def _corpus_query(self, corpus: str, scope: Scope | None) -> tantivy.Query:
         """A corpus's chunks, within its file set when the scope restricts it (a file set is one term-set

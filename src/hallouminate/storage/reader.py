@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
 from hallouminate.storage import eligibility, sql
-from hallouminate.storage.lexical import Scope
+from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
 
@@ -345,17 +345,32 @@ class AsyncReader:
         in_memory = sum([await self.count_rows(corpus) for corpus in corpora]) <= self._in_memory_rows
         loaded = [await self._in_memory(table, corpus) for corpus in corpora] if in_memory else []
         masks = [held.mask(eligible) for held in loaded]
-        if in_memory:
-            scope = self._scope(corpora, loaded, eligible)
-        else:
-            files: dict[str, tuple[list[str] | None, list[str]]] = {}
-            for corpus in corpora if eligible.filters_pages else ():
-                pages = await self._pages(table, corpus)
-                files[corpus] = pages.file_scope(corpus, eligible)
-            scope = eligibility.lexical_scope(eligible, files)
+        every: list[eligibility.Pages | None] = [None] * len(corpora)
+        if eligible.filters_pages:
+            every = [held.pages for held in loaded] or [await self._pages(table, c) for c in corpora]
+        files: dict[str, tuple[list[str] | None, list[str]]] = {}
+        numbers: set[int] | None = None
+        passing = total = 0
+        for corpus, pages in zip(corpora, every, strict=True):
+            if pages is None:
+                continue
+            files[corpus] = pages.file_scope(corpus, eligible)
+            allowed = pages.by_number(corpus, eligible)
+            if allowed is not None:
+                numbers = (numbers or set()) | allowed
+        if numbers is not None:
+            # A corpus its scope restricts by name (or not at all) passes by number too.
+            for corpus, pages in zip(corpora, every, strict=True):
+                if pages is not None and pages.by_number(corpus, eligible) is None:
+                    numbers |= {page_number(corpus, path) for path in pages.paths}
+            for held, mask in zip(loaded, masks, strict=True):
+                total += held.rows.num_rows
+                passing += held.rows.num_rows if mask is None else int(mask.sum())
+        scope = eligibility.lexical_scope(eligible, files)
+        share = passing / total if total else 1.0
         fetch = limit
         while True:
-            hits = self._store.lexical.search(terms, corpora, fetch, scope)
+            hits = self._store.lexical.search(terms, corpora, fetch, scope, numbers, share)
             if in_memory:
                 places, scores = [], []
                 for row_id, score in hits:
