@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 IN_MEMORY_ROWS = 200_000
 # Past this many rows a corpus's vector product runs in a worker thread (below it, the hop costs more).
 OFF_LOOP_ROWS = 20_000
+# A filter letting through at most this share of a corpus's vectors has only those scored (gathered,
+# then a product over them); above it the full product with the others' scores set to minus infinity is
+# cheaper than the gather.
+FEW_VECTORS = 0.1
 # A vector search under text rules ranks only the chunks BM25's index names as passing them when there are
 # at most this many (fetching each id costs ~2 us); more are dense enough to find in score order.
 TEXT_CANDIDATES = 5_000
@@ -53,6 +57,7 @@ class _CorpusRows:
         self.matrix = matrix
         self.row_of = row_of
         self.masks: dict[tuple[str, float], np.ndarray | None] = {}
+        self.few_cache: dict[tuple[str, float], np.ndarray | None] = {}
 
     @functools.cached_property
     def pages(self) -> eligibility.Pages:  # read by filtered searches only; kept until the next commit
@@ -69,6 +74,35 @@ class _CorpusRows:
             pages = self.pages if eligible.filters_pages else None
             self.masks[key] = eligibility.row_mask(self.rows, pages, eligible)
         return self.masks[key]
+
+    def vector_mask(self, eligible: EligibilityPort | None) -> np.ndarray | None:
+        """``mask`` in vector order (cached with it)."""
+        mask = self.mask(eligible)
+        if mask is None or eligible is None:
+            return None
+        key = ("vectors:" + (eligible.page_key if eligible.filters_pages else ""), eligible.min_quality)
+        if key not in self.masks:
+            self.masks[key] = mask[self.row_of]
+        return self.masks[key]
+
+    def few(self, vector_mask: np.ndarray, cache_for: EligibilityPort | None) -> np.ndarray | None:
+        """The vectors a mask lets through when they are few enough (``FEW_VECTORS``) to score alone;
+        cached for a filter's own mask (``cache_for``)."""
+        key = (
+            ("few:" + cache_for.page_key if cache_for.filters_pages else "few:", cache_for.min_quality)
+            if cache_for
+            else None
+        )
+        if key is not None and key in self.few_cache:
+            return self.few_cache[key]
+        chosen = (
+            np.flatnonzero(vector_mask) if int(vector_mask.sum()) <= FEW_VECTORS * len(vector_mask) else None
+        )
+        if key is not None:
+            if len(self.few_cache) >= eligibility.MASKS_KEPT:
+                self.few_cache.clear()
+            self.few_cache[key] = chosen
+        return chosen
 
     def texts_pass(self, eligible: EligibilityPort, rows: np.ndarray) -> list[bool]:
         texts = self.rows["text"].take(pa.array(rows, pa.int64())).to_pylist()
@@ -97,9 +131,12 @@ def _quality_passes(row: ChunkRow, floor: float) -> bool:
     return quality is None or float(quality) >= floor
 
 
-def _texts_pass(held: _CorpusRows, eligible: EligibilityPort, vectors: np.ndarray) -> list[bool]:
-    """The text rules on the rows of vectors ``vectors`` (a vector search's candidates)."""
-    return held.texts_pass(eligible, held.row_of[vectors])
+def _texts_pass(
+    held: _CorpusRows, eligible: EligibilityPort, chosen: np.ndarray | None, vectors: np.ndarray
+) -> list[bool]:
+    """The text rules on the rows of vectors ``vectors`` (a vector search's candidates; positions in
+    ``chosen`` when only those vectors were scored)."""
+    return held.texts_pass(eligible, held.row_of[vectors if chosen is None else chosen[vectors]])
 
 
 class AsyncReader:
@@ -243,8 +280,27 @@ class AsyncReader:
         loaded = [await self._in_memory(table, corpus) for corpus in corpora]
         texts_only = self._text_candidates(corpora, loaded, eligible)
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
+        texts = eligible is not None and eligible.filters_texts
         for position, held in enumerate(loaded):
             if not len(held.matrix):
+                continue
+            # Filtered before ranking: ineligible chunks never take a place among the best ``limit``.
+            mask = held.vector_mask(eligible)
+            if texts_only is not None:
+                mask = (
+                    texts_only[position][held.row_of]
+                    if mask is None
+                    else mask & texts_only[position][held.row_of]
+                )
+            if (
+                mask is not None
+                and (subset := held.few(mask, eligible if texts_only is None else None)) is not None
+            ):
+                # A selective filter: only its vectors are scored (a gather and a small product).
+                scores = held.matrix[subset] @ unit
+                check = functools.partial(_texts_pass, held, eligible, subset) if texts and eligible else None
+                picked = eligibility.best_passing(scores, limit, None, check)
+                found.extend((-float(scores[j]), position, int(held.row_of[subset[j]])) for j in picked)
                 continue
             if len(held.matrix) > self._off_loop_rows:
                 # Memory-bound (~25 ms at 100k rows) and numpy releases the GIL: off the loop, so the
@@ -252,19 +308,9 @@ class AsyncReader:
                 scores = await asyncio.to_thread(np.matmul, held.matrix, unit)
             else:
                 scores = held.matrix @ unit
-            mask = held.mask(eligible)
-            if texts_only is not None:
-                mask = texts_only[position] if mask is None else mask & texts_only[position]
-            if mask is not None or (eligible is not None and eligible.filters_texts):
-                # Filtered before ranking: ineligible chunks never take a place among the best ``limit``.
-                texts = (
-                    functools.partial(_texts_pass, held, eligible)
-                    if eligible is not None and eligible.filters_texts
-                    else None
-                )
-                best = eligibility.best_passing(
-                    scores, limit, None if mask is None else mask[held.row_of], texts
-                )
+            if mask is not None or texts:
+                check = functools.partial(_texts_pass, held, eligible, None) if texts and eligible else None
+                best = eligibility.best_passing(scores, limit, mask, check)
             else:
                 best = np.argpartition(-scores, min(limit, len(scores) - 1))[:limit]
             found.extend((-float(scores[i]), position, int(held.row_of[i])) for i in best)
