@@ -153,6 +153,9 @@ def test_prose_beside_a_link_list_keeps_the_chunk_content() -> None:
         "SPDX-License-Identifier: Apache-2.0\nSPDX-FileCopyrightText: 2024 Acme Corp",
         "This work is licensed under a Creative Commons Attribution 4.0 International License.\n"
         "To view a copy of this license, visit the Creative Commons website.",
+        "Text is available under CC BY-SA 4.0; additional terms may apply.\nSee the terms of use.",
+        "This program is free software: you can redistribute it and/or modify it under the terms of\n"
+        "the GNU General Public License as published by the Free Software Foundation.",
         "Permission is hereby granted, free of charge, to any person obtaining a copy of this software\n"
         "and associated documentation files, to deal in the Software without restriction.\n\n"
         'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED.',
@@ -179,6 +182,23 @@ def test_prose_about_licensing_is_content() -> None:
         "the list of approved licences and answers questions in the #legal channel within a day."
     )
     assert score(text, ["Dependencies", "Licences"]) == 1.0
+
+
+def test_licence_words_quoted_or_in_code_are_a_mention_not_a_licence() -> None:
+    text = (
+        '- **licence**: a paragraph holding a copyright line or `©`, "all\n'
+        '  rights reserved", or an `SPDX-License-Identifier` tag'
+    )
+    assert "licence" not in chunk_quality(text).reasons
+    assert "licence" in chunk_quality("All\n  rights reserved.").reasons  # a statement, wrapped
+
+
+def test_naming_a_licence_in_prose_is_content() -> None:
+    text = (
+        "Pages may quote Creative Commons material; code under the GNU General Public License is not\n"
+        "vendored, and the legal team answers licence questions in the #legal channel."
+    )
+    assert score(text) == 1.0
 
 
 def test_a_page_whose_prose_ends_in_a_copyright_line_keeps_its_content() -> None:

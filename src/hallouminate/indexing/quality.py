@@ -12,7 +12,8 @@ Boilerplate is what any wiki carries besides its content, recognised by its form
   breadcrumb trail, reference definitions), with at most a few words beside them ("Next:", "See").
   A link with a description ("[Runbook](r.md): failing the database over") is content.
 - ``licence``: licence and copyright statements (a copyright line, "all rights reserved", SPDX tags,
-  the MIT, Apache, GPL and Creative Commons boilerplate), alone or with link lines.
+  the MIT, Apache, GPL and Creative Commons boilerplate), alone or with link lines. Words in a code
+  span or a short quotation are a mention, not a statement: a page describing licence lines is content.
 - ``contents``: a section named as a table of contents ("Contents", "On this page", ...) that is only a
   list, linked or not.
 - ``no-text``: no words outside markup (only headings, rules, HTML comments or tags, an image without
@@ -64,14 +65,15 @@ _LICENCE = re.compile(
     r"|\bSPDX-License-Identifier\b"
     r"|\bpermission is hereby granted\b"
     r"|\bwithout warrant(?:y|ies)\b"
-    r"|\bprovided\b[^.]{0,60}[\"“]as is[\"”]"
     r"|\bunless required by applicable law\b"
     r"|\byou may not use this file except\b"
-    r"|\blicensed under (?:the|a|an)\b[^.\n]{0,80}\blicen[cs]e\b"
-    r"|\bcreative commons\b"
-    r"|\bGNU (?:Affero |Lesser |Library )?General Public Licen[cs]e\b",
+    r"|\blicensed under (?:the|a|an)\b(?:[^.\n]|\.\d){0,80}\blicen[cs]e\b"  # "Version 2.0" in between
+    r"|\bCC[ -]BY(?:-(?:SA|NC|ND))*\b"  # a Creative Commons licence as footers name it
+    r"|\bis free software[;:,]? you can redistribute it\b",  # the GPL's notice
     re.IGNORECASE,
 )
+# A code span or a short quotation mentions the words; it does not state them ("a line saying `©`").
+_MENTION = re.compile(r"`[^`\n]*`|\"[^\"\n]{0,80}\"|“[^”\n]{0,80}”")
 _CONTENTS_HEADING = re.compile(
     r"^(?:table of contents|contents|toc|on this page|in this (?:page|article|section))\s*:?$",
     re.IGNORECASE,
@@ -177,7 +179,7 @@ def _paragraphs(body: str) -> list[list[str]]:
 def _paragraph_kind(lines: list[str]) -> Literal["content", "licence", "links", "empty"]:
     if _FENCE.match(lines[0]):
         return "content"  # code is content, URLs and all
-    if _LICENCE.search(" ".join(lines)):
+    if _LICENCE.search(" ".join(_MENTION.sub(" ", " ".join(lines)).split())):
         return "licence"
     kinds = [_line_kind(line) for line in lines]
     if "content" in kinds:
