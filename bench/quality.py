@@ -1,4 +1,4 @@
-"""Chunk quality (ADR 0028) on our labelled evaluation sets: what a min_quality of 0.3 would drop.
+"""Chunk quality (ADR 0029) on our labelled evaluation sets: what a min_quality of 0.3 would drop.
 
 For each set (eval, heldout, sample; indexed as bench/eval_ranking.py does, with the real model), prints:
 

@@ -1,4 +1,4 @@
-"""Chunk quality (ADR 0028) end to end: scored at index time, stored, returned on every ranked chunk.
+"""Chunk quality (ADR 0029) end to end: scored at index time, stored, returned on every ranked chunk.
 
 Through the real MCP client and shim over a real daemon (index paths: the ``index`` tool, the watcher
 after a write), and through the real CLI over a store written by the previous schema (version 4), which

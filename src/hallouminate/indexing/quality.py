@@ -1,4 +1,4 @@
-"""How much a chunk is worth showing, 0..1, scored once at index time (domain; pure; ADR 0028).
+"""How much a chunk is worth showing, 0..1, scored once at index time (domain; pure; ADR 0029).
 
 GrooveSeek's rule, read on the chunk's *body* (its text without the heading lines, whose words are the
 breadcrumb, ``heading_path``): start at 1.0; shorter than 30 characters -0.6; boilerplate -0.5; a

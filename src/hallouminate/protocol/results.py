@@ -74,7 +74,7 @@ class GroundChunk(TypedDict):
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
-    # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0028).
+    # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0029).
     quality: NotRequired[float]
 
 

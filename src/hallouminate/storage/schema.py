@@ -13,7 +13,7 @@ import pyarrow as pa
 TABLE = "chunks"
 # Bumped when the columns change: an older table is dropped and rebuilt by the next index run. Also bumped
 # when the default chunking changes, since unchanged files are never re-chunked (4: 128-token chunks;
-# 5: the ``quality`` column, ADR 0028).
+# 5: the ``quality`` column, ADR 0029).
 SCHEMA_VERSION = "5"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
