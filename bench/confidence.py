@@ -204,7 +204,7 @@ def main() -> None:
     parser.add_argument(
         "--zipf-sweep",
         action="store_true",
-        help=f"fire rates per set for each Zipf floor from 2.0 to {SWEEP_ZIPF} (ADR 0029)",
+        help=f"fire rates per set for each Zipf floor from 2.0 to {SWEEP_ZIPF} (ADR 0030)",
     )
     parser.add_argument(
         "--from-dump",

@@ -62,7 +62,7 @@ OFF_TOPIC = [
     "How long should tomato seedlings harden off before planting outside?",
 ]
 ANSWERED = "How do we restore the orders database from last night's backup?"
-# Near-domain (ADR 0029): in the wiki's own words (restore, orders, backup: all in backups.md, so the
+# Near-domain (ADR 0030): in the wiki's own words (restore, orders, backup: all in backups.md, so the
 # cosine is that of a good answer), but about a store the wiki never mentions, a word rare in English.
 NEAR_DOMAIN = "How do we restore the Elasticsearch orders index from last night's backup?"
 # A paraphrase with a word no page holds that is common in English ("laptop"): not a missing concept.
@@ -214,7 +214,7 @@ def test_the_cli_says_so_too(world: World) -> None:
         ({"best_cosine": 0.6, "terms": 3, "terms_found": 0}, confidence.MINILM, False),
         # No content word in the query (vector-only): the cosine floor alone.
         ({"best_cosine": 0.3, "terms": 0, "terms_found": 0}, confidence.MINILM, False),
-        # A word rare in English that no chunk holds: weak, however close the meaning (ADR 0029).
+        # A word rare in English that no chunk holds: weak, however close the meaning (ADR 0030).
         (
             {
                 "best_cosine": 0.6,

@@ -136,7 +136,7 @@ class GroundConfidence(TypedDict):
     best_share: float
     # The model's cosine floor the rule used (absent for a model with none known).
     cosine_floor: NotRequired[float]
-    # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0029).
+    # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0030).
     missing_words: NotRequired[list[MissingWord]]
     zipf_floor: NotRequired[float]
 

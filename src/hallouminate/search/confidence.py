@@ -16,7 +16,7 @@ whether any is good. So ``low_confidence`` rests on absolute signals, kept in th
 - ``missing_words``: the query's words that are rare in general English (Zipf frequency under
   ``ZIPF_FLOOR``: a name or a term of art, "Elasticsearch", "Istio", "KYC") and that no chunk of the
   searched corpora holds: a specific thing the knowledge base never mentions. A common word no page holds
-  ("fortnight", "shop") is usually a paraphrase of one it does, so it is not counted. ADR 0029.
+  ("fortnight", "shop") is usually a paraphrase of one it does, so it is not counted. ADR 0030.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ WORDLESS_FLOOR: dict[str, float] = {MINILM: 0.44, MPNET: 0.44}
 # A query word rarer than this in general English (Zipf scale: log10 of occurrences per billion words)
 # names something specific: when no chunk holds it, the knowledge base does not describe what the query
 # asks about. The largest floor (in steps of 0.1) firing on no answerable query of any labelled set
-# (bench/confidence.py --zipf-sweep; eval alone gives 2.8, which fires on 3 of heldout's 43: ADR 0029).
+# (bench/confidence.py --zipf-sweep; eval alone gives 2.8, which fires on 3 of heldout's 43: ADR 0030).
 # Model-independent: it reads words, not cosines.
 ZIPF_FLOOR = 2.5
 
