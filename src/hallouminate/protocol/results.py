@@ -74,6 +74,8 @@ class GroundChunk(TypedDict):
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
+    # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0029).
+    quality: NotRequired[float]
 
 
 class Coverage(TypedDict):
@@ -112,6 +114,14 @@ class CountsDoc(TypedDict):
 GroundDoc = ChunkedDoc | CountsDoc
 
 
+class MissingWord(TypedDict):
+    """A query word rare in general English that no chunk of the searched corpora holds."""
+
+    word: str
+    # Its Zipf frequency in general English (log10 of occurrences per billion words; wordfreq).
+    zipf: float
+
+
 class GroundConfidence(TypedDict):
     """The absolute signals behind ``low_confidence`` (ranked mode; search/confidence.py)."""
 
@@ -126,6 +136,9 @@ class GroundConfidence(TypedDict):
     best_share: float
     # The model's cosine floor the rule used (absent for a model with none known).
     cosine_floor: NotRequired[float]
+    # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0030).
+    missing_words: NotRequired[list[MissingWord]]
+    zipf_floor: NotRequired[float]
 
 
 class FilterApplied(TypedDict):

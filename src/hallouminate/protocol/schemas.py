@@ -279,6 +279,8 @@ GROUND_RESULT: dict[str, Any] = {
                                 "corpus": {"type": "string"},
                                 # group_by "page": the page's matched chunks (this is the best).
                                 "chunk_count": {"type": "integer", "minimum": 1},
+                                # Ranked mode: the chunk's index-time quality (ADR 0029).
+                                "quality": {"type": "number", "minimum": 0, "maximum": 1},
                             },
                             "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
                         },
@@ -334,6 +336,16 @@ GROUND_RESULT: dict[str, Any] = {
                 "terms_found": {"type": "integer", "minimum": 0},
                 "best_share": {"type": "number", "minimum": 0, "maximum": 1},
                 "cosine_floor": {"type": "number"},
+                "missing_words": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {"word": {"type": "string"}, "zipf": {"type": "number"}},
+                        "required": ["word", "zipf"],
+                    },
+                },
+                "zipf_floor": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
         },

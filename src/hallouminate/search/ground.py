@@ -63,6 +63,7 @@ class _Plan:
     snippet_chars: int
     started: float
     model: str | None = None
+    unindexed: list[confidence.RareWord] | None = None
 
     def finish(
         self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
@@ -81,6 +82,7 @@ class _Plan:
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
             model=self.model,
+            unindexed=self.unindexed,
         )
 
 
@@ -154,9 +156,10 @@ async def ground(
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
-        vector_rows, keyword_rows = await asyncio.gather(
+        vector_rows, keyword_rows, plan.unindexed = await asyncio.gather(
             reader.vector_search(vector, plan.keys, plan.limit, eligible),
             reader.fts_search(plan.terms, plan.keys, plan.limit, eligible),
+            _unindexed(reader, plan.keys, confidence.rare_words(searched, plan.terms)),
         )
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit, eligible), []
@@ -176,6 +179,17 @@ def _with_filters(result: GroundResult, eligible: Eligibility) -> GroundResult:
     return result
 
 
+async def _unindexed(
+    reader: ReaderPort, keys: list[str], rare: list[confidence.RareWord] | None
+) -> list[confidence.RareWord] | None:
+    """The rare words no chunk of ``keys`` holds in its text: one BM25 look-up each (most queries have
+    none to look up; search/confidence.py). None: not looked for."""
+    if rare is None:
+        return None
+    found = await asyncio.gather(*(reader.fts_search([word.term], keys, 1) for word in rare))
+    return [word for word, rows in zip(rare, found, strict=True) if not rows]
+
+
 def assemble(
     query: str,
     terms: list[str],
@@ -191,6 +205,7 @@ def assemble(
     started: float,
     display: dict[str, str] | None = None,
     model: str | None = None,
+    unindexed: Sequence[confidence.RareWord] | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
 
@@ -236,7 +251,7 @@ def assemble(
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(not_indexed(empty_corpora))
-    signals = confidence.signals(vector_rows, evidence, model)
+    signals = confidence.signals(vector_rows, evidence, model, unindexed)
     low = not docs or confidence.is_low(signals, model)
     if low:
         warnings.append(confidence.warning(signals))
@@ -328,4 +343,7 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
+    quality = row.get("quality")
+    if quality is not None:  # scored at index time (ADR 0029); float32 in the store, so rounded
+        chunk["quality"] = round(float(quality), 2)
     return chunk
