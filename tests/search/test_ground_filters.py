@@ -53,6 +53,8 @@ PAGES = {
 }
 # Many strong matches for QUESTION in bulk/, a few weak ones in rare/: with a small candidate pool the
 # unfiltered search never reaches rare/, a filter on it must still fill top_files from it.
+# A stub scored 0.1 at index time (shorter than 30 characters, one line: indexing/quality.py).
+STUB = "stubs/lantern.md"
 QUESTION = "harbour crane maintenance schedule"
 BULK = 40
 RARE = 3
@@ -111,6 +113,7 @@ def world(model_cache: Path) -> Iterator[World]:
             write(notes / "bulk" / f"crane{n}.md", _bulk(n))
         for n in range(RARE):
             write(notes / "rare" / f"yard{n}.md", _rare(n))
+        write(notes / STUB, "# Lantern\n\nLantern service deployment.\n")
         box.start_daemon()
         client = McpClient(box)
         try:
@@ -217,6 +220,15 @@ def test_fields_bounds_are_refused(world: World) -> None:
     assert world.ground(query=LANTERN, fields={"status": ["x" * 1024]})["docs"] == []
 
 
+def test_min_quality_drops_low_quality_chunks_by_default(world: World) -> None:
+    assert STUB not in world.paths(query=LANTERN, top_files=60)  # default floor 0.3
+    assert STUB in world.paths(query=LANTERN, top_files=60, include_low_quality=True)
+    assert STUB in world.paths(query=LANTERN, top_files=60, min_quality=0.05)
+    strict = world.ground(query=LANTERN, top_files=60, min_quality=0.9)
+    assert all(chunk["quality"] >= 0.9 for doc in strict["docs"] for chunk in doc["chunks"])
+    assert "readme.md" not in {doc["path"] for doc in strict["docs"]}  # one line under 80 characters: 0.7
+
+
 def test_min_quality_is_checked_and_echoed_when_set(world: World) -> None:
     result = world.ground(query=LANTERN, top_files=20, min_quality=0.5)
     assert result["filter_applied"] == {"min_quality": 0.5}
@@ -259,7 +271,7 @@ def test_a_selective_filter_fills_top_files_from_pages_outside_the_unfiltered_po
 
 # -- query syntax ---------------------------------------------------------------------------------------
 def test_a_negated_term_of_three_characters_excludes_chunks_holding_it(world: World) -> None:
-    # Every page is a candidate (49 pages of one chunk, limit 50), so exactly the excluded one goes.
+    # Every page is a candidate (50 pages of one chunk, limit 50), so exactly the excluded one goes.
     plain = set(world.paths(query=LANTERN, top_files=60))
     assert "reference/api/endpoints.md" in plain
     result = world.ground(query=f"{LANTERN} -api", top_files=60)
@@ -323,6 +335,9 @@ def test_cli_flags_map_to_the_filters(world: World) -> None:
     assert json.loads(done.stdout)["filter_applied"] == {"min_quality": 0.4}
     done = world.cli(LANTERN, "--include-low-quality", "--format", "json")
     assert json.loads(done.stdout)["filter_applied"]["include_low_quality"] is True
+    assert STUB not in world.cli_paths(LANTERN, "--top-files", "60")
+    assert STUB in world.cli_paths(LANTERN, "--top-files", "60", "--include-low-quality")
+    assert STUB in world.cli_paths(LANTERN, "--top-files", "60", "--min-quality", "0.05")
 
 
 def test_cli_query_syntax(world: World) -> None:

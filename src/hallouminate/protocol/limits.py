@@ -93,5 +93,10 @@ FILTER_ITEM_BYTES = Range("item", 1, 1024, "bytes")
 FILTER_KEYS = Range("keys", 1, 64)
 # A "-term" group excludes only with at least this many characters after the "-" (GrooveSeek's floor).
 NEGATION_MIN_CHARS = 3
-# min_quality: chunks whose index-time quality (0-1) is below it are not candidates; null quality passes.
+# category and topic: exact names (a path segment or a frontmatter value).
+CATEGORY_CHARS = Range("category", 1, 1024, "characters")
+TOPIC_CHARS = Range("topic", 1, 1024, "characters")
+# min_quality (a number): chunks whose index-time quality (0-1) is below it are not candidates; null
+# quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
+MIN_QUALITY = Range("min_quality", 0, 1)
 MIN_QUALITY_DEFAULT = 0.3

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hallouminate.protocol.limits import (
+    CATEGORY_CHARS,
     CHUNKS_PER_FILE,
     CONTENT_CHARS,
     CORPUS_NAME_CHARS,
@@ -18,6 +19,7 @@ from hallouminate.protocol.limits import (
     FILTER_ITEMS,
     FILTER_KEYS,
     LIMIT,
+    MIN_QUALITY,
     MIN_QUALITY_DEFAULT,
     NEGATION_MIN_CHARS,
     PAGE_MAX_BYTES,
@@ -29,6 +31,7 @@ from hallouminate.protocol.limits import (
     SCAN_CAP,
     SNIPPET_CHARS,
     TOP_FILES,
+    TOPIC_CHARS,
     UNDER_HEADING_CHARS,
 )
 
@@ -53,12 +56,14 @@ _FILTER_MAP: dict[str, Any] = {
 _DATE: dict[str, Any] = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
 _FILTER_PROPS: dict[str, Any] = {
     "category": {
-        **_FILTER_STRING,
+        "type": "string",
+        **CATEGORY_CHARS.length_schema(),
         "description": "Only pages of this category: the first path segment (paths of 2+ segments) or "
         "the frontmatter's category. Exact.",
     },
     "topic": {
-        **_FILTER_STRING,
+        "type": "string",
+        **TOPIC_CHARS.length_schema(),
         "description": "Only pages of this topic: the second path segment (paths of 3+ segments) or the "
         "frontmatter's topic. Exact.",
     },
@@ -94,8 +99,7 @@ _FILTER_PROPS: dict[str, Any] = {
     },
     "min_quality": {
         "type": "number",
-        "minimum": 0,
-        "maximum": 1,
+        **MIN_QUALITY.integer_schema(),
         "description": f"Chunks whose index-time quality is below this are not candidates (default "
         f"{MIN_QUALITY_DEFAULT}; chunks without a quality pass).",
     },

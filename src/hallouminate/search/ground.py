@@ -9,6 +9,7 @@ request's cwd (the priority corpus) wins score ties and keeps a few reserved slo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,7 +145,10 @@ async def ground(
     syntax = None if mode.phrase or not isinstance(query, str) else parse_query(query)
     eligible = Eligibility.take(params, syntax)
     if mode.phrase:  # a literal scan: the query is not embedded
-        found = await ground_phrase(reader, corpora, query, mode, eligible=eligible, **params)
+        # An exact lookup (a URL in a link list, a licence line) finds what it names: the quality floor
+        # applies only when the caller sets one.
+        scan = eligible if eligible.quality_set else dataclasses.replace(eligible, min_quality=0.0)
+        found = await ground_phrase(reader, corpora, query, mode, eligible=scan, **params)
         return _with_filters(found, eligible)
     plan = _plan(corpora, query, **params)
     plan.model = model
