@@ -122,7 +122,9 @@ async def test_ground_and_a_second_index_during_a_catch_up_of_the_same_corpus(
     finally:
         await conn.close()
     assert await stop_daemon()
-    (repo / ".hallouminate" / "wiki" / "wombat.md").write_text("# Wombat\n\nThe cubic wombat ledger.\n")
+    (repo / ".hallouminate" / "wiki" / "wombat.md").write_text(
+        "# Wombat\n\nThe cubic wombat ledger, kept by the team.\n"
+    )
     pause = tmp_path / "pause"
     hold_next_run(pause)  # the start-up catch-up of the known repository is the run held
     sandbox.start_daemon({"HALLOUMINATE_TEST_INDEX_PAUSE": str(pause)})

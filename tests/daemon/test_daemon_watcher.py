@@ -89,7 +89,9 @@ async def test_edits_made_while_no_daemon_ran_are_caught_up(sandbox: Sandbox) ->
     finally:
         await conn.close()
     assert await stop_daemon()
-    (repo / ".hallouminate" / "wiki" / "wombat.md").write_text("# Wombat\n\nThe cubic wombat ledger.\n")
+    (repo / ".hallouminate" / "wiki" / "wombat.md").write_text(
+        "# Wombat\n\nThe cubic wombat ledger, kept by the team.\n"
+    )
     conn = await connect_or_spawn()
     try:
         # The catch-up runs in the background (a search answers meanwhile, warning that it is going):
@@ -116,7 +118,7 @@ async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: S
 
         await wait_until(noticed)
         wiki.mkdir()
-        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist.\n")
+        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist, kept by the team.\n")
 
         async def back() -> bool:
             return (await paths_for(conn, repo, "ember phoenix checklist"))[:1] == ["phoenix.md"]
@@ -126,7 +128,7 @@ async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: S
         assert str(wiki) in status["watched_roots"]
         # And it is watched, not only caught up: a page written now comes in through a batch.
         batches = await watcher_batches(conn)
-        (wiki / "griffin.md").write_text("# Griffin\n\nThe cinder griffin roster.\n")
+        (wiki / "griffin.md").write_text("# Griffin\n\nThe cinder griffin roster, kept by the team.\n")
 
         async def watched() -> bool:
             return (await paths_for(conn, repo, "cinder griffin roster"))[:1] == ["griffin.md"]
@@ -152,7 +154,7 @@ async def replaced_root_is_watched(sandbox: Sandbox, replace: Callable[[Path], N
         # Written once the watcher has run a batch since the swap: the new directory is being watched by
         # then or never (a page written before would be found by any catch-up pass).
         await wait_until(lambda: _more(conn, batches))
-        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist.\n")
+        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist, kept by the team.\n")
 
         async def found() -> bool:
             return (await paths_for(conn, repo, "ember phoenix checklist"))[:1] == ["phoenix.md"]
