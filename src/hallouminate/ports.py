@@ -74,6 +74,21 @@ class ChunkWrite(TypedDict):
 
 # The daemon embeds a query off its event loop (batched with concurrent ones): awaited by ``ground``.
 QueryEmbedder = Callable[[str], Awaitable[Vector]]
+# The daemon scores (query, passages) with the reranker off its event loop: awaited by the rerank stage.
+RerankScorer = Callable[[str, list[str]], Awaitable[list[float]]]
+
+
+class RerankerPort(Protocol):
+    """A model scoring how well each passage answers a query (a cross-encoder), higher is better."""
+
+    @property
+    def name(self) -> str:
+        """As the config names it: reported in the result."""
+        ...
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        """One score per passage, in order; blocking (the daemon calls it in a worker thread)."""
+        ...
 
 
 class FileStateLike(Protocol):

@@ -154,6 +154,11 @@ def index(corpus: str | None, fmt: str) -> None:
     type=click.Choice(["include", "exclude", "only"]),
     help="Footnote definitions: part of the citing chunk (include, default), ignored, or searched alone.",
 )
+@click.option(
+    "--rerank/--no-rerank",
+    default=None,
+    help="Re-score the best candidates with the configured reranker (default: on when one is configured).",
+)
 def ground(
     query: tuple[str, ...],
     corpus: str | None,
@@ -166,6 +171,7 @@ def ground(
     group_by: str | None,
     output: str | None,
     footnotes: str | None,
+    rerank: bool | None,
 ) -> None:
     """Search the knowledge base from the current directory and print the best files and sections.
 
@@ -194,6 +200,7 @@ def ground(
         "group_by": group_by,
         "output": output,
         "footnotes": footnotes,
+        "rerank": rerank,
     }
     result: GroundResult = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))

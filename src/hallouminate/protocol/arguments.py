@@ -33,6 +33,7 @@ class GroundArgs(TypedDict):
     group_by: NotRequired[Literal["page"]]
     output: NotRequired[Literal["counts"]]
     footnotes: NotRequired[Literal["include", "exclude", "only"]]
+    rerank: NotRequired[bool]
 
 
 @final

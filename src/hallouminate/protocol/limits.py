@@ -57,6 +57,15 @@ LIMIT = Range("limit", 1, 1000, default=50)
 SNIPPET_CHARS = Range("snippet_chars", 20, 4000, default=240)
 SEARCH_SETTINGS = (TOP_FILES, CHUNKS_PER_FILE, LIMIT, SNIPPET_CHARS)
 
+# -- rerank (search/rerank.py; docs/adr/0028-rerank-stage.md) ------------------------------------------
+# The model's time for one query's candidates, [search] rerank_budget_ms: past it the fused order is returned
+# with a rerank-timeout warning. A MiniLM-sized cross-encoder takes ~0.6 s for 50 candidates on 2 cores.
+RERANK_BUDGET_MS = Range("rerank_budget_ms", 10, 60_000, default=2_000)
+# The candidates re-scored: max(top_files x RERANK_POOL_FACTOR, RERANK_POOL_MIN) fused chunks (GrooveSeek's
+# over-fetch), and at least that many are drawn from each signal.
+RERANK_POOL_FACTOR = 5
+RERANK_POOL_MIN = 50
+
 QUERY_CHARS = Range("query", 1, 2048, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.
 PHRASE_CHARS = Range("query", 1, 512, "characters")

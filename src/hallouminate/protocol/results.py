@@ -128,6 +128,16 @@ class GroundConfidence(TypedDict):
     cosine_floor: NotRequired[float]
 
 
+class RerankInfo(TypedDict):
+    """The rerank stage, when it re-ordered the result (search/rerank.py)."""
+
+    # The reranker as the config names it ([embeddings] reranker).
+    reranker: str
+    # The fused candidates it re-scored: max(top_files x 5, 50), or fewer when fewer were found.
+    candidates: int
+    took_ms: float
+
+
 class GroundResult(TypedDict):
     query: str
     took_ms: float
@@ -139,6 +149,8 @@ class GroundResult(TypedDict):
     low_confidence: NotRequired[bool]
     # Ranked mode only.
     confidence: NotRequired[GroundConfidence]
+    # Ranked mode, when a reranker re-ordered the candidates (absent when it did not run or timed out).
+    rerank: NotRequired[RerankInfo]
 
 
 # -- index -------------------------------------------------------------------------------------------------

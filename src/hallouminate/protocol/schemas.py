@@ -115,6 +115,14 @@ ARGS: dict[str, dict[str, Any]] = {
                 "of only definitions drops out). only: search and show the definitions alone (sources, "
                 "citations); chunks without any drop out.",
             },
+            "rerank": {
+                "type": "boolean",
+                "description": "Re-score the best fused candidates (max(top_files x 5, 50) chunks) with the "
+                "configured reranker, a cross-encoder, before the per-file cut (default: on when a "
+                "reranker is configured; with none, true only adds a rerank-unavailable warning). Past "
+                "the time budget the fused order is returned with a rerank-timeout warning. Ranked mode "
+                "only.",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -238,6 +246,16 @@ GROUND_RESULT: dict[str, Any] = {
                 "cosine_floor": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
+        },
+        # The rerank stage, when it re-ordered the candidates (docs/search.md, "Rerank").
+        "rerank": {
+            "type": "object",
+            "properties": {
+                "reranker": {"type": "string"},
+                "candidates": {"type": "integer", "minimum": 0},
+                "took_ms": {"type": "number"},
+            },
+            "required": ["reranker", "candidates", "took_ms"],
         },
     },
     "required": ["query", "took_ms", "stats", "docs", "warnings"],

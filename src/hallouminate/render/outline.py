@@ -28,6 +28,8 @@ def render_ground(result: GroundResult) -> str:
     lines = [f"{result.get('query', '')}  {result.get('took_ms', 0):.0f}ms  {_count(hits, 'hit')}"]
     if "occurrences" in result.get("stats", {}):  # phrase mode
         lines[0] += f"  {_count(result['stats']['occurrences'], 'occurrence')}"
+    if "rerank" in result:
+        lines[0] += f"  reranked by {result['rerank']['reranker']}"
     several = len({doc.get("corpus") for doc in docs}) > 1
     for doc in docs:
         lines.append("")

@@ -17,7 +17,14 @@ from typing import Any
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
-from hallouminate.protocol.results import ChunkedDoc, GroundChunk, GroundDoc, GroundResult, GroundWarning
+from hallouminate.protocol.results import (
+    ChunkedDoc,
+    GroundChunk,
+    GroundDoc,
+    GroundResult,
+    GroundWarning,
+    RerankInfo,
+)
 from hallouminate.search import confidence
 from hallouminate.search.assembly import (
     FileEntry,
@@ -33,6 +40,7 @@ from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ran
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
+from hallouminate.search.rerank import RerankStage, pool_size, rerank
 from hallouminate.search.snippet import TermFinder, make_snippet
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
@@ -64,7 +72,11 @@ class _Plan:
     model: str | None = None
 
     def finish(
-        self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
+        self,
+        vector_rows: list[ChunkRow],
+        keyword_rows: list[ChunkRow],
+        empty: list[str],
+        fusion: Fusion | None = None,
     ) -> GroundResult:
         return assemble(
             self.query,
@@ -80,6 +92,7 @@ class _Plan:
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
             model=self.model,
+            fusion=fusion,
         )
 
 
@@ -129,54 +142,59 @@ async def ground(
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
-    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py).
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); rerank (optional: a
+    ``RerankStage`` re-scoring the best fused candidates; search/rerank.py).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    stage: RerankStage | None = params.pop("rerank", None)
     if mode.phrase:  # a literal scan: the query is not embedded
         return await ground_phrase(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
     plan.model = model
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
+    # The rerank stage over-fetches: its pool is drawn from each signal.
+    fetch = max(plan.limit, pool_size(plan.top_files)) if stage is not None else plan.limit
     vector = await embed_query(query)
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows = await asyncio.gather(
-            reader.vector_search(vector, plan.keys, plan.limit),
-            reader.fts_search(plan.terms, plan.keys, plan.limit),
+            reader.vector_search(vector, plan.keys, fetch),
+            reader.fts_search(plan.terms, plan.keys, fetch),
         )
     else:
-        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
+        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, fetch), []
     empty = await empty_keys(reader, plan.keys)
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
-    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    fusion = None
+    if stage is not None:
+        fusion = fuse(plan.terms, vector_rows, keyword_rows)
+        reranked = await rerank(query, fusion.scores, fusion.rows, stage, plan.top_files)
+        fusion.scores, fusion.rerank = reranked.scores, reranked.info
+        if reranked.warning is not None:
+            fusion.warnings.append(reranked.warning)
+    return mode.finish(plan.finish(vector_rows, keyword_rows, empty, fusion), params["chunks_per_file"])
 
 
-def assemble(
-    query: str,
-    terms: list[str],
-    vector_rows: list[ChunkRow],
-    keyword_rows: list[ChunkRow],
-    names: list[str],
-    *,
-    priority_corpus: str | None,
-    top_files: int,
-    chunks_per_file: int,
-    snippet_chars: int,
-    empty_corpora: list[str],
-    started: float,
-    display: dict[str, str] | None = None,
-    model: str | None = None,
-) -> GroundResult:
-    """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
+@dataclass
+class Fusion:
+    """The fused candidates: chunk id -> fused score (``scale`` is the best possible), every row by id,
+    the literal evidence, the warnings so far, and what a rerank stage did to the scores."""
 
-    ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
-    corpus names shown to callers.
-    """
+    scores: dict[str, float]
+    scale: float
+    rows: dict[str, ChunkRow]
+    evidence: LiteralEvidence | None
+    warnings: list[GroundWarning]
+    rerank: RerankInfo | None = None
+
+
+def fuse(terms: list[str], vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow]) -> Fusion:
+    """Fuse the vector and BM25 candidate lists by weighted RRF (pure)."""
     warnings: list[GroundWarning] = []
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
@@ -203,8 +221,35 @@ def assemble(
     if evidence is None:
         for row in [*vector_rows, *keyword_rows]:
             rows.setdefault(row["id"], row)
+    return Fusion(fused, scale, rows, evidence, warnings)
 
-    files = _group(rows, fused, scale, evidence)
+
+def assemble(
+    query: str,
+    terms: list[str],
+    vector_rows: list[ChunkRow],
+    keyword_rows: list[ChunkRow],
+    names: list[str],
+    *,
+    priority_corpus: str | None,
+    top_files: int,
+    chunks_per_file: int,
+    snippet_chars: int,
+    empty_corpora: list[str],
+    started: float,
+    display: dict[str, str] | None = None,
+    model: str | None = None,
+    fusion: Fusion | None = None,
+) -> GroundResult:
+    """Fuse the candidate lists (unless ``fusion`` is given: fused, then reranked), roll chunks up per
+    file, cut, and shape the result (pure).
+
+    ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
+    corpus names shown to callers.
+    """
+    fusion = fusion or fuse(terms, vector_rows, keyword_rows)
+    warnings, fused, evidence = fusion.warnings, fusion.scores, fusion.evidence
+    files = _group(fusion.rows, fused, fusion.scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = rank_files(files, priority_corpus)
     chosen = cut(ranked, top_files, priority)
@@ -220,7 +265,7 @@ def assemble(
     low = not docs or confidence.is_low(signals, model)
     if low:
         warnings.append(confidence.warning(signals))
-    return {
+    result: GroundResult = {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
         "stats": {"hits": len(fused)},
@@ -229,6 +274,9 @@ def assemble(
         "low_confidence": low,
         "confidence": signals,
     }
+    if fusion.rerank is not None:
+        result["rerank"] = fusion.rerank
+    return result
 
 
 def _group(
