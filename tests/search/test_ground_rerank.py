@@ -206,6 +206,10 @@ def test_config_validate_names_a_wrong_reranker_directory(tmp_path: Path, model_
     )
     write(config, f'[embeddings]\nreranker = "{good}"\n')
     assert _run(["config", "validate"], env, tmp_path).returncode == 0
+    assert f'reranker = "{good}"' in _run(["config", "show"], env, tmp_path).stdout
+    write(config, "[search]\nrerank_budget_ms = 700\n")
+    shown = _run(["config", "show"], env, tmp_path).stdout
+    assert "rerank_budget_ms = 700" in shown and "reranker" not in shown.replace("rerank_budget", "")
 
 
 def test_a_reranker_that_cannot_load_fails_the_search_clearly_and_rerank_false_still_answers(

@@ -123,6 +123,8 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
     for key, field in SETTING_FIELDS.items():
         table, name = key.split(".", 1)
         value = getattr(resolved.settings, field)
+        if value is None:  # an optional setting left unset ([embeddings] reranker): TOML has no null
+            continue
         settings.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
     return {
         "sources": [str(f) for f in resolved.sources],
