@@ -81,6 +81,8 @@ RunKind = Literal["index"] | BackgroundSource
 # A corpus whose catch-up failed is not caught up again by a request before this long (an index call or
 # the watcher still runs at once).
 CATCH_UP_RETRY_SECS = 60.0
+# A reranker that failed to load is not loaded again by a request before this long (its error is repeated).
+RELOAD_RETRY_SECS = 10.0
 
 
 @dataclass(eq=False)
@@ -151,6 +153,7 @@ class Runtime:
         # embedding, a read or a write in the default pool.
         self._reranker: CrossEncoder | None = None
         self._reranker_load: asyncio.Task[CrossEncoder] | None = None
+        self._reranker_failed_at = 0.0
         self._rerank_pool = ThreadPoolExecutor(1, thread_name_prefix="hallouminate-rerank")
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
         self._write_lock = asyncio.Lock()
@@ -219,10 +222,12 @@ class Runtime:
             if exc is None:
                 self._reranker = task.result()
                 log.info("reranker %s loaded", self.settings.reranker)
-            elif isinstance(exc, HallouminateError):
-                log.error("reranker load failed: %s", exc.message)
             else:
-                log.error("reranker load failed", exc_info=exc)
+                self._reranker_failed_at = time.monotonic()
+                if isinstance(exc, HallouminateError):
+                    log.error("reranker load failed: %s", exc.message)
+                else:
+                    log.error("reranker load failed", exc_info=exc)
 
         task.add_done_callback(loaded)
         self._reranker_load = task
@@ -243,8 +248,10 @@ class Runtime:
         reranker = self._reranker
         if reranker is None:
             task = self._reranker_load
-            # A failed load is retried by the next request: the user may have fixed the directory.
-            if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            # A failed load is retried by a later request (the user may have fixed the directory), but not
+            # by every one: a hub that drops packets would cost each search the download's timeout.
+            failed = task is not None and task.done() and (task.cancelled() or task.exception() is not None)
+            if task is None or (failed and time.monotonic() - self._reranker_failed_at >= RELOAD_RETRY_SECS):
                 task = self._start_reranker_load()
             reranker = await asyncio.shield(task)
         loop = asyncio.get_running_loop()
