@@ -111,6 +111,12 @@ def analyze(text: str) -> list[str]:
     return analyzer().analyze(text)
 
 
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of every token of ``text``, in order: character offsets of the word each
+    token was made of (``match_spans`` quotes them; search/spans.py)."""
+    return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+
+
 @functools.cache
 def _written() -> tantivy.TextAnalyzer:
     """The analyser's words before stemming: the query as written (lower case, folded)."""

@@ -565,6 +565,11 @@ class Runtime:
                 output=args.get("output"),
                 footnotes=args.get("footnotes"),
                 model=embedder.model_name,  # low_confidence reads the model's cosine scale
+                mmr=args.get("mmr"),
+                mmr_lambda=args.get("mmr_lambda"),
+                mmr_same_doc_penalty=args.get("mmr_same_doc_penalty"),
+                parent=args.get("parent"),
+                count_tokens=embedder.count_tokens,  # parent's unit: the tokens chunks were cut in
             )
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)

@@ -33,6 +33,10 @@ class GroundArgs(TypedDict):
     group_by: NotRequired[Literal["page"]]
     output: NotRequired[Literal["counts"]]
     footnotes: NotRequired[Literal["include", "exclude", "only"]]
+    mmr: NotRequired[bool]
+    mmr_lambda: NotRequired[float]
+    mmr_same_doc_penalty: NotRequired[float]
+    parent: NotRequired[bool]
 
 
 @final

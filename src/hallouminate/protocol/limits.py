@@ -65,6 +65,42 @@ SCAN_CAP = 10_000
 # Files listed by output "counts"; more are dropped with a counts-truncated warning.
 COUNTS_MAX_FILES = 2_000
 
+# -- ground's post-retrieval stages (search/mmr.py, search/parent.py, search/spans.py) --------------------
+
+
+@dataclass(frozen=True)
+class Fraction:
+    """An inclusive range of real numbers (a weight), named as the caller writes the parameter."""
+
+    name: str
+    low: float
+    high: float
+    default: float
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.default <= self.high:
+            raise ValueError(f"inconsistent range {self!r}")
+
+    def __contains__(self, value: object) -> bool:
+        # bool is an int subclass; NaN compares false both ways, so it is refused too.
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and self.low <= value <= self.high
+        )
+
+    def number_schema(self) -> dict[str, Any]:
+        return {"minimum": self.low, "maximum": self.high}
+
+
+MMR_LAMBDA = Fraction("mmr_lambda", 0.0, 1.0, default=0.7)
+MMR_SAME_DOC_PENALTY = Fraction("mmr_same_doc_penalty", 0.0, 1.0, default=0.0)
+# parent: a chunk of fewer tokens (the model's) grows to its whole page, others to their siblings; either
+# grows to at most this many tokens.
+PARENT_SHORT_TOKENS = 100
+PARENT_MAX_TOKENS = 2_000
+# match_spans: at most this many spans per chunk, computed only for chunk texts up to this many bytes.
+SPANS_MAX = 100
+SPANS_MAX_TEXT_BYTES = 256 * 1024
+
 # -- names and paths -------------------------------------------------------------------------------------
 CORPUS_NAME_CHARS = Range("corpus", 1, 256, "characters")
 # PATH_MAX on Linux: no longer path can name a file. cwd is checked in bytes too (protocol/cwd.py).

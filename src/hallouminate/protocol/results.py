@@ -62,6 +62,24 @@ class GroundStats(TypedDict):
     occurrences: NotRequired[int]
 
 
+class MatchSpan(TypedDict):
+    """A query word in the chunk's text: UTF-8 byte offsets, ``[start, end)``."""
+
+    start: int
+    end: int
+
+
+class ExpandedFrom(TypedDict):
+    """parent: how the chunk's ``text`` was grown. ``adjacent``: the page's chunks ``from_index`` to
+    ``to_index`` (0-based, inclusive), siblings under the same heading; ``whole_document``: all
+    ``total_chunks`` of the page."""
+
+    kind: Literal["adjacent", "whole_document"]
+    from_index: NotRequired[int]
+    to_index: NotRequired[int]
+    total_chunks: NotRequired[int]
+
+
 class GroundChunk(TypedDict):
     heading_path: list[str]
     line_start: int
@@ -74,6 +92,12 @@ class GroundChunk(TypedDict):
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
+    # parent: the expanded text (line_start/line_end then span it) and how it was grown.
+    text: NotRequired[str]
+    expanded_from: NotRequired[ExpandedFrom]
+    # The query's words in the chunk's text (``text`` when present, else the stored chunk text): absent
+    # when not computed (no searchable word in the query, a text over 256 KiB).
+    match_spans: NotRequired[list[MatchSpan]]
 
 
 class Coverage(TypedDict):
@@ -128,6 +152,19 @@ class GroundConfidence(TypedDict):
     cosine_floor: NotRequired[float]
 
 
+# mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence
+# the functional form).
+MmrInfo = TypedDict("MmrInfo", {"lambda": float, "same_doc_penalty": float, "pool": int})
+
+
+class ParentApplied(TypedDict):
+    """parent ran: its token bounds and how many chunks it grew."""
+
+    short_tokens: int
+    max_tokens: int
+    expanded: int
+
+
 class GroundResult(TypedDict):
     query: str
     took_ms: float
@@ -139,6 +176,9 @@ class GroundResult(TypedDict):
     low_confidence: NotRequired[bool]
     # Ranked mode only.
     confidence: NotRequired[GroundConfidence]
+    # Ranked mode, when asked for: the post-retrieval stages that ran.
+    mmr: NotRequired[MmrInfo]
+    parent: NotRequired[ParentApplied]
 
 
 # -- index -------------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
 from hallouminate.search.snippet import TermFinder, make_snippet
+from hallouminate.search.stages import Stages
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
@@ -62,6 +63,7 @@ class _Plan:
     snippet_chars: int
     started: float
     model: str | None = None
+    stages: Stages | None = None
 
     def finish(
         self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
@@ -80,6 +82,7 @@ class _Plan:
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
             model=self.model,
+            stages=self.stages,
         )
 
 
@@ -129,17 +132,20 @@ async def ground(
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
-    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py).
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); mmr, mmr_lambda,
+    mmr_same_doc_penalty, parent, count_tokens (optional: the post-retrieval stages, search/stages.py).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    stages = Stages.take(params, phrase=mode.phrase)
     if mode.phrase:  # a literal scan: the query is not embedded
         return await ground_phrase(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
     plan.model = model
+    plan.stages = stages
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     vector = await embed_query(query)
     keyword_rows: list[ChunkRow]
@@ -153,7 +159,11 @@ async def ground(
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
     empty = await empty_keys(reader, plan.keys)
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
-    return mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    await stages.fetch_vectors(reader, [*vector_rows, *keyword_rows], plan.keys)
+    result = mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    result = await stages.finish(reader, result, plan.terms)
+    result["took_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)  # the stages' time too
+    return result
 
 
 def assemble(
@@ -171,6 +181,7 @@ def assemble(
     started: float,
     display: dict[str, str] | None = None,
     model: str | None = None,
+    stages: Stages | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
 
@@ -207,10 +218,12 @@ def assemble(
     files = _group(rows, fused, scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = rank_files(files, priority_corpus)
+    if stages is not None and stages.mmr is not None:
+        ranked = _diversified(ranked, stages.diversify(fused, rows, top_files))
     chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
     docs: list[GroundDoc] = [
-        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen
+        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars, stages) for f in chosen
     ]
     if display:
         for doc in docs:
@@ -258,6 +271,17 @@ def _group(
     return list(files.values())
 
 
+def _diversified(ranked: list[RankedFile], picked: dict[str, int]) -> list[RankedFile]:
+    """Files in mmr's order: each where its first picked chunk was picked; files with no chunk in the
+    pool after them, in score order (search/mmr.py)."""
+    unpicked = len(picked)
+
+    def first_pick(entry: RankedFile) -> int:
+        return min((picked.get(row["id"], unpicked) for _score, row in entry.chunks), default=unpicked)
+
+    return sorted(ranked, key=first_pick)  # stable: score order among the unpicked
+
+
 def _describe(entry: RankedFile) -> RankedFile:
     """Fill a file's own fields from its first row: done only for the files shown, not every candidate's."""
     row = entry.chunks[0][1]
@@ -270,7 +294,12 @@ def _describe(entry: RankedFile) -> RankedFile:
 
 
 def _doc(
-    entry: RankedFile, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
+    entry: RankedFile,
+    terms: list[str],
+    finder: TermFinder,
+    chunks_per_file: int,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> ChunkedDoc:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
@@ -287,7 +316,7 @@ def _doc(
         "summary": entry.summary,
         "keywords": entry.keywords,
         "stale": is_stale(entry),
-        "chunks": [_chunk(score, row, terms, finder, snippet_chars) for score, row in best],
+        "chunks": [_chunk(score, row, terms, finder, snippet_chars, stages) for score, row in best],
     }
 
 
@@ -296,7 +325,12 @@ def _chunk_order(scored: tuple[float, ChunkRow]) -> tuple[float, int]:
 
 
 def _chunk(
-    score: float, row: ChunkRow, terms: list[str], finder: TermFinder, snippet_chars: int
+    score: float,
+    row: ChunkRow,
+    terms: list[str],
+    finder: TermFinder,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> GroundChunk:
     chunk: GroundChunk = {
         "heading_path": list(row["heading_path"] or []),
@@ -308,4 +342,6 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
+    if stages is not None:
+        stages.remember(row, chunk)
     return chunk

@@ -1,0 +1,91 @@
+"""``mmr``: maximal marginal relevance over the fused candidates (domain; pure but for numpy arithmetic).
+
+GrooveSeek's semantics (docs/search.md, "Diversity (mmr)"): the pool is the ``max(top_files x 5, 50)``
+best fused chunks; relevance is the fused score min-max normalised over the pool; chunks are picked one
+at a time by ``lambda * rel - (1 - lambda) * max_sim - penalty * [a chunk of the same page was picked]``,
+``max_sim`` the highest cosine between the chunk and those picked before it (0 for the first pick).
+
+Our results are files, ranked by their best chunk: the order MMR picks chunks in becomes the files' order
+(a file ranks where its first picked chunk was picked; files with no chunk in the pool follow, by score).
+Scores are not rewritten: a file keeps its best fused score, so a score still means relevance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hallouminate.errors import InvalidArgument
+from hallouminate.protocol import limits
+
+if TYPE_CHECKING:
+    from hallouminate.ports import Vector
+
+# The pool: GrooveSeek's over-fetch rule, shared with rerank.
+POOL_PER_FILE = 5
+POOL_MIN = 50
+
+
+def pool_size(top_files: int) -> int:
+    return max(top_files * POOL_PER_FILE, POOL_MIN)
+
+
+@dataclass(frozen=True)
+class MmrParams:
+    """The checked ``mmr`` parameters of one request."""
+
+    lam: float
+    same_doc_penalty: float
+
+
+def take(params: dict[str, object]) -> MmrParams | None:
+    """Pop ``mmr``, ``mmr_lambda`` and ``mmr_same_doc_penalty`` from ``ground``'s keyword arguments and
+    check them: None when ``mmr`` is off (the other two are still checked, so a typo is not ignored)."""
+    on = params.pop("mmr", None)
+    lam = _fraction(params.pop("mmr_lambda", None), limits.MMR_LAMBDA)
+    penalty = _fraction(params.pop("mmr_same_doc_penalty", None), limits.MMR_SAME_DOC_PENALTY)
+    if on is not None and not isinstance(on, bool):
+        raise InvalidArgument(f"mmr must be true or false, got {on!r}", {"param": "mmr"})
+    return MmrParams(lam, penalty) if on else None
+
+
+def _fraction(value: object, bound: limits.Fraction) -> float:
+    if value is None:
+        return bound.default
+    if value not in bound:
+        raise InvalidArgument(
+            f"{bound.name} must be a number from {bound.low} to {bound.high}, got {value!r}",
+            {"param": bound.name},
+        )
+    return float(value)  # type: ignore[arg-type]  # checked by ``in`` above
+
+
+def order(scores: Sequence[float], docs: Sequence[object], vectors: Vector, params: MmrParams) -> list[int]:
+    """The positions of the pool's chunks (``scores``, the page each is of, their unit ``vectors``) in
+    the order MMR picks them: every chunk, so the caller may cut anywhere."""
+    n = len(scores)
+    if n == 0:
+        return []
+    rel = np.asarray(scores, dtype=np.float64)
+    low, high = float(rel.min()), float(rel.max())
+    rel = (rel - low) / (high - low) if high > low else np.ones(n)
+    sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    page = {doc: i for i, doc in enumerate(dict.fromkeys(docs))}
+    page_of = np.array([page[doc] for doc in docs])
+    max_sim = np.zeros(n)
+    same_doc = np.zeros(n, dtype=bool)
+    left = np.ones(n, dtype=bool)
+    picked: list[int] = []
+    lam, penalty = params.lam, params.same_doc_penalty
+    for _ in range(n):
+        gain = lam * rel - (1.0 - lam) * max_sim - penalty * same_doc
+        # The best chunk left; ties go to the earlier (better fused) one, as argmax takes the first.
+        best = int(np.argmax(np.where(left, gain, -np.inf)))
+        picked.append(best)
+        left[best] = False
+        np.maximum(max_sim, sims[best], out=max_sim)
+        same_doc |= page_of == page_of[best]
+    return picked
