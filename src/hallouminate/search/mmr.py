@@ -65,27 +65,36 @@ def _fraction(value: object, bound: limits.Fraction) -> float:
 
 def order(scores: Sequence[float], docs: Sequence[object], vectors: Vector, params: MmrParams) -> list[int]:
     """The positions of the pool's chunks (``scores``, the page each is of, their unit ``vectors``) in
-    the order MMR picks them: every chunk, so the caller may cut anywhere."""
+    the order MMR picks them, up to the first pick of the last page: a page ranks by its first pick, so
+    later picks change nothing (and the pool is often half chunks of pages already picked)."""
     n = len(scores)
     if n == 0:
         return []
     rel = np.asarray(scores, dtype=np.float64)
     low, high = float(rel.min()), float(rel.max())
     rel = (rel - low) / (high - low) if high > low else np.ones(n)
-    sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    unit = np.asarray(vectors, dtype=np.float32)
+    sims = (unit @ unit.T).astype(np.float64)
     page = {doc: i for i, doc in enumerate(dict.fromkeys(docs))}
     page_of = np.array([page[doc] for doc in docs])
+    novelty = 1.0 - params.lam
+    # The selection score of every chunk left, kept up to date as chunks are picked (a picked one is
+    # -inf): lambda * rel - novelty * max_sim - penalty * [its page was picked]. Ties go to the earlier
+    # (better fused) chunk, as argmax takes the first.
+    gain = params.lam * rel
     max_sim = np.zeros(n)
-    same_doc = np.zeros(n, dtype=bool)
-    left = np.ones(n, dtype=bool)
+    seen: set[int] = set()
     picked: list[int] = []
-    lam, penalty = params.lam, params.same_doc_penalty
-    for _ in range(n):
-        gain = lam * rel - (1.0 - lam) * max_sim - penalty * same_doc
-        # The best chunk left; ties go to the earlier (better fused) one, as argmax takes the first.
-        best = int(np.argmax(np.where(left, gain, -np.inf)))
+    while len(seen) < len(page):
+        best = int(gain.argmax())
         picked.append(best)
-        left[best] = False
-        np.maximum(max_sim, sims[best], out=max_sim)
-        same_doc |= page_of == page_of[best]
+        gain[best] = -np.inf
+        # The first pick sets max_sim (a cosine may be negative); later ones only raise it.
+        rise = sims[best] - max_sim if len(picked) == 1 else np.maximum(sims[best] - max_sim, 0.0)
+        max_sim += rise
+        gain -= novelty * rise
+        if page_of[best] not in seen:
+            seen.add(int(page_of[best]))
+            if params.same_doc_penalty:
+                gain[page_of == page_of[best]] -= params.same_doc_penalty
     return picked

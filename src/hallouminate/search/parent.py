@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 TokenCounter = Callable[[str], int]
 
+# Token counts by chunk (id, file hash): the tokenizer costs ~0.1-0.5 ms a chunk, and an agent's searches
+# keep returning the same pages. Started over when full.
+_counted: dict[tuple[str, str], int] = {}
+COUNT_CACHE_SIZE = 1 << 16
+
 
 def estimate_tokens(text: str) -> int:
     """Without the model's tokenizer (a caller that has none): ~4/3 word-piece tokens a word, the
@@ -52,14 +57,22 @@ def expand(
     at = next((i for i, row in enumerate(page) if row["id"] == hit["id"]), None)
     if at is None:  # a commit replaced the page since the search found the chunk
         return None
-    costs: dict[int, int] = {}
 
     def cost(i: int) -> int:
-        if i not in costs:
-            costs[i] = count(page[i]["text"] or "")
-        return costs[i]
+        row = page[i]
+        key = (row["id"], row.get("content_hash") or "")
+        tokens = _counted.get(key)
+        if tokens is None:
+            if len(_counted) >= COUNT_CACHE_SIZE:
+                _counted.clear()
+            tokens = _counted[key] = count(row["text"] or "")
+        return tokens
 
-    if cost(at) < PARENT_SHORT_TOKENS:
+    # A word is at least one token: a page of more words than the bound is too long, uncounted.
+    if (
+        cost(at) < PARENT_SHORT_TOKENS
+        and sum(len((r["text"] or "").split()) for r in page) <= PARENT_MAX_TOKENS
+    ):
         total = 0
         for i in range(len(page)):
             total += cost(i)
