@@ -27,8 +27,9 @@ class Stages:
     mmr: mmr.MmrParams | None = None
     parent: bool = False
     count_tokens: TokenCounter = estimate_tokens
-    # Set before assembly when mmr is on: the candidates' unit vectors by chunk id.
-    vectors: dict[str, Vector] = field(default_factory=dict)
+    # Set before assembly when mmr is on: the candidates' unit vectors, and each chunk id's row there.
+    vectors: Vector | None = None
+    vector_row: dict[str, int] = field(default_factory=dict)
     mmr_applied: MmrInfo | None = None
     # Set by assembly: every chunk row formatted into the result, by the chunk it became.
     shown: dict[tuple[str, int | None, int, int], ChunkRow] = field(default_factory=dict)
@@ -54,24 +55,16 @@ class Stages:
         """The candidates' vectors, read before the (synchronous) assembly when mmr is on."""
         if self.mmr is None:
             return
-        ids = list(dict.fromkeys(row["id"] for row in rows))
-        matrix = await reader.chunk_vectors(ids, corpora)
-        self.vectors = {row_id: matrix[i] for i, row_id in enumerate(ids)}
+        self.vector_row = {row_id: i for i, row_id in enumerate(dict.fromkeys(row["id"] for row in rows))}
+        self.vectors = await reader.chunk_vectors(list(self.vector_row), corpora)
 
     def diversify(self, fused: dict[str, float], rows: dict[str, ChunkRow], top_files: int) -> dict[str, int]:
         """mmr's pick order of the pool (the ``pool_size`` best fused chunks) as chunk id -> position."""
         if self.mmr is None:
             return {}
-        import numpy as np
-
         pool = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))[: mmr.pool_size(top_files)]
-        dim = next(iter(self.vectors.values())).shape[0] if self.vectors else 1
-        zero = np.zeros(dim, dtype=np.float32)
-        vectors = (
-            np.stack([self.vectors.get(chunk_id, zero) for chunk_id in pool])
-            if pool
-            else np.zeros((0, dim), dtype=np.float32)
-        )
+        assert self.vectors is not None  # fetched before assembly: every candidate has its row
+        vectors = self.vectors[[self.vector_row[chunk_id] for chunk_id in pool]]
         docs = [(rows[chunk_id]["corpus"], rows[chunk_id]["path"]) for chunk_id in pool]
         picked = mmr.order([fused[chunk_id] for chunk_id in pool], docs, vectors, self.mmr)
         self.mmr_applied = {
