@@ -50,6 +50,46 @@ def join(rows: Sequence[ChunkRow]) -> str:
     return "".join(parts)
 
 
+class _Costs:
+    """The tokens of a page's chunks, counted only where bounds cannot decide: a chunk has at least as
+    many tokens as words (each word gives one or more) and at most as many as characters outside
+    whitespace (each token covers one or more). Decisions are those of exact counts."""
+
+    def __init__(self, page: Sequence[ChunkRow], count: TokenCounter) -> None:
+        self.page = page
+        self.count = count
+        self.exact: dict[int, int] = {}
+
+    def low(self, i: int) -> int:
+        return self.exact[i] if i in self.exact else len((self.page[i]["text"] or "").split())
+
+    def high(self, i: int) -> int:
+        if i in self.exact:
+            return self.exact[i]
+        text = self.page[i]["text"] or ""
+        return len(text) - sum(map(text.count, (" ", "\n", "\t")))
+
+    def tokens(self, i: int) -> int:
+        if i not in self.exact:
+            row = self.page[i]
+            key = (row["id"], row.get("content_hash") or "")
+            counted = _counted.get(key)
+            if counted is None:
+                if len(_counted) >= COUNT_CACHE_SIZE:
+                    _counted.clear()
+                counted = _counted[key] = self.count(row["text"] or "")
+            self.exact[i] = counted
+        return self.exact[i]
+
+    def under(self, chunks: Sequence[int], bound: int) -> bool:
+        """Whether the chunks' tokens together are at most ``bound``."""
+        if sum(self.high(i) for i in chunks) <= bound:
+            return True
+        if sum(self.low(i) for i in chunks) > bound:
+            return False
+        return sum(self.tokens(i) for i in chunks) <= bound
+
+
 def expand(
     hit: ChunkRow, page: Sequence[ChunkRow], count: TokenCounter
 ) -> tuple[list[ChunkRow], ExpandedFrom] | None:
@@ -57,38 +97,18 @@ def expand(
     at = next((i for i, row in enumerate(page) if row["id"] == hit["id"]), None)
     if at is None:  # a commit replaced the page since the search found the chunk
         return None
-
-    def cost(i: int) -> int:
-        row = page[i]
-        key = (row["id"], row.get("content_hash") or "")
-        tokens = _counted.get(key)
-        if tokens is None:
-            if len(_counted) >= COUNT_CACHE_SIZE:
-                _counted.clear()
-            tokens = _counted[key] = count(row["text"] or "")
-        return tokens
-
-    # A word is at least one token: a page of more words than the bound is too long, uncounted.
-    if (
-        cost(at) < PARENT_SHORT_TOKENS
-        and sum(len((r["text"] or "").split()) for r in page) <= PARENT_MAX_TOKENS
-    ):
-        total = 0
-        for i in range(len(page)):
-            total += cost(i)
-            if total > PARENT_MAX_TOKENS:
-                break
-        else:
-            return list(page), {"kind": "whole_document", "total_chunks": len(page)}
+    costs = _Costs(page, count)
+    if costs.under([at], PARENT_SHORT_TOKENS - 1) and costs.under(range(len(page)), PARENT_MAX_TOKENS):
+        return list(page), {"kind": "whole_document", "total_chunks": len(page)}
     heading = page[at]["heading_path"] or []
     low = high = at
-    budget = PARENT_MAX_TOKENS - cost(at)
     grew = True
     while grew:  # one sibling on each side per round, nearest first, while they fit
         grew = False
         for i in (low - 1, high + 1):
-            if 0 <= i < len(page) and (page[i]["heading_path"] or []) == heading and cost(i) <= budget:
-                budget -= cost(i)
+            if not (0 <= i < len(page) and (page[i]["heading_path"] or []) == heading):
+                continue
+            if costs.under([*range(min(low, i), max(high, i) + 1)], PARENT_MAX_TOKENS):
                 low, high = min(low, i), max(high, i)
                 grew = True
     own = [int(page[i]["ordinal"]) for i in (low, high)]
