@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hallouminate.analysis import term_tokens, token_spans
+from hallouminate.analysis import TokenFinder
 from hallouminate.protocol.limits import SPANS_MAX, SPANS_MAX_TEXT_BYTES
 from hallouminate.protocol.results import MatchSpan
 
@@ -20,18 +20,17 @@ class SpanFinder:
     """Built once per query from its ``query_terms``."""
 
     def __init__(self, terms: Sequence[str]) -> None:
-        self.tokens = frozenset(term_tokens(terms))
+        self.finder = TokenFinder(terms)
 
     def spans(self, text: str) -> list[MatchSpan] | None:
         """The spans of the query's tokens in ``text``; None when not computed (a query without searchable
         words, or a text over the size bound)."""
-        if not self.tokens:
+        if not self.finder.terms:
             return None
         encoded = text.encode("utf-8")
         if len(encoded) > SPANS_MAX_TEXT_BYTES:
             return None
-        found = [(start, end) for start, end, token in token_spans(text) if token in self.tokens]
-        found = found[:SPANS_MAX]
+        found = self.finder.spans(text)[:SPANS_MAX]
         if len(encoded) == len(text):  # ASCII: characters are bytes
             return [{"start": start, "end": end} for start, end in found]
         spans: list[MatchSpan] = []
