@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 from hallouminate.config import resolve
@@ -154,6 +156,30 @@ def test_a_repository_created_below_is_found_by_the_next_request(baseline: Path,
     (work / "plain" / "d7" / "three").rename(tmp_path / "three-moved")
     assert "three" not in cache.resolve(work).repositories
     assert resolver.calls == 3
+    cache.close()
+
+
+def test_a_scanned_directory_removed_and_made_again_at_once_is_seen_by_the_next_request(
+    baseline: Path, tmp_path: Path
+) -> None:
+    # The corpus watcher's trap (ADR 0028): the new directory often gets the old one's inode number, and a
+    # process inside the old one delays the kernel's report of its deletion. A discovery's watches still
+    # see it: the parent's watch reports the removal at once, and a lost watch makes the answer stale.
+    work = make_above(tmp_path)
+    resolver = CountingResolver()
+    cache = watched_cache(resolver)
+    assert "two" in cache.resolve(work).repositories
+    repo = work / "group" / "two"
+    inside = subprocess.Popen(["sleep", "600"], cwd=repo / ".hallouminate")
+    try:
+        shutil.rmtree(repo)
+        write(repo / ".hallouminate" / "config.toml", '[[repository]]\nname = "deux"\npath = "."\n')
+        assert sorted(cache.resolve(work).repositories) == ["deux", "one"]
+        assert inside.poll() is None  # the old directory was held all along
+    finally:
+        inside.kill()
+        inside.wait()
+    assert resolver.calls == 2
     cache.close()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -123,5 +124,87 @@ async def test_a_root_that_disappears_and_comes_back_is_watched_again(sandbox: S
         await wait_until(back)
         status = await conn.call("status")
         assert str(wiki) in status["watched_roots"]
+        # And it is watched, not only caught up: a page written now comes in through a batch.
+        batches = await watcher_batches(conn)
+        (wiki / "griffin.md").write_text("# Griffin\n\nThe cinder griffin roster.\n")
+
+        async def watched() -> bool:
+            return (await paths_for(conn, repo, "cinder griffin roster"))[:1] == ["griffin.md"]
+
+        await wait_until(watched)
+        assert await watcher_batches(conn) > batches
     finally:
         await conn.close()
+
+
+async def replaced_root_is_watched(sandbox: Sandbox, replace: Callable[[Path], None]) -> None:
+    """After ``replace(wiki)`` swaps the corpus root for a new directory at once (before the watcher looks),
+    a page written into the new directory becomes searchable: the watch follows the path, not the old
+    directory."""
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    wiki = repo / ".hallouminate" / "wiki"
+    conn = await connect_or_spawn()
+    try:
+        await conn.call("index", str(repo), {})
+        assert str(wiki) in (await conn.call("status"))["watched_roots"]
+        batches = await watcher_batches(conn)
+        replace(wiki)
+        # Written once the watcher has run a batch since the swap: the new directory is being watched by
+        # then or never (a page written before would be found by any catch-up pass).
+        await wait_until(lambda: _more(conn, batches))
+        (wiki / "phoenix.md").write_text("# Phoenix\n\nThe ember phoenix checklist.\n")
+
+        async def found() -> bool:
+            return (await paths_for(conn, repo, "ember phoenix checklist"))[:1] == ["phoenix.md"]
+
+        print(f"page in the new root found in {await wait_until(found):.2f} s")
+        # The pages of the old directory are gone from search: the new one holds only what was put there.
+        assert "overview.md" not in await paths_for(conn, repo, "overview")
+    finally:
+        await conn.close()
+
+
+async def _more(conn: DaemonConnection, batches: int) -> bool:
+    return await watcher_batches(conn) > batches
+
+
+async def test_a_root_removed_and_made_again_at_once_is_watched_again(sandbox: Sandbox) -> None:
+    def remove_and_make(wiki: Path) -> None:
+        # ext4 gives the new directory the freed inode number at once: (st_dev, st_ino) alone cannot tell
+        # the two apart, which is why the watcher goes by watchfiles' report of the root's deletion.
+        shutil.rmtree(wiki)
+        wiki.mkdir()
+
+    await replaced_root_is_watched(sandbox, remove_and_make)
+
+
+async def test_a_root_replaced_by_a_rename_is_watched_again(sandbox: Sandbox) -> None:
+    def rename_over(wiki: Path) -> None:
+        # The old directory moved aside (its watch follows it) and a new one moved into its place.
+        staging = wiki.parent / "wiki.new"
+        staging.mkdir()
+        (staging / "seed.md").write_text("# Seed\n\nA seed page.\n")
+        wiki.rename(wiki.parent / "wiki.old")
+        staging.rename(wiki)
+
+    await replaced_root_is_watched(sandbox, rename_over)
+
+
+async def test_a_root_replaced_while_a_process_is_inside_it_is_watched_again(sandbox: Sandbox) -> None:
+    holders: list[subprocess.Popen[bytes]] = []
+
+    def replace_under_a_shell(wiki: Path) -> None:
+        # A process whose working directory is the old root (a shell cd'd into the wiki) keeps that
+        # directory alive, so the kernel reports its deletion only when the process leaves: the watcher
+        # must notice the swap without that report.
+        holders.append(subprocess.Popen(["sleep", "600"], cwd=wiki))
+        shutil.rmtree(wiki)
+        wiki.mkdir()
+
+    try:
+        await replaced_root_is_watched(sandbox, replace_under_a_shell)
+        assert holders[0].poll() is None  # the old directory was held all along
+    finally:
+        for proc in holders:
+            proc.kill()
+            proc.wait()
