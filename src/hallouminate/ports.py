@@ -42,6 +42,8 @@ class ChunkRow(TypedDict, total=False):
     page: int | None
     keywords: list[str] | None
     fields: str | None
+    # The chunk's index-time quality, 0..1 (indexing/quality.py); null reads as 1.0.
+    quality: float | None
     # Added by a search: cosine similarity (vector) or the BM25 score.
     score: float
     # Added by a phrase scan: the non-overlapping occurrences of the phrase in ``text``.
@@ -69,6 +71,8 @@ class ChunkWrite(TypedDict):
     keywords: NotRequired[list[str]]
     # The page's frontmatter fields as JSON.
     fields: NotRequired[str | None]
+    # The chunk's quality, 0..1 (indexing/quality.py).
+    quality: NotRequired[float]
     indexed_at_ms: NotRequired[int]
 
 

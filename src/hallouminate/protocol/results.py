@@ -92,6 +92,8 @@ class GroundChunk(TypedDict):
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
+    # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0029).
+    quality: NotRequired[float]
     # parent: the expanded text (line_start/line_end then span it) and how it was grown.
     text: NotRequired[str]
     expanded_from: NotRequired[ExpandedFrom]

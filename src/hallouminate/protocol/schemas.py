@@ -234,6 +234,8 @@ GROUND_RESULT: dict[str, Any] = {
                                 "corpus": {"type": "string"},
                                 # group_by "page": the page's matched chunks (this is the best).
                                 "chunk_count": {"type": "integer", "minimum": 1},
+                                # Ranked mode: the chunk's index-time quality (ADR 0029).
+                                "quality": {"type": "number", "minimum": 0, "maximum": 1},
                                 # parent: the expanded text and how it was grown.
                                 "text": {"type": "string"},
                                 "expanded_from": {

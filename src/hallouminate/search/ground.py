@@ -342,6 +342,9 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
+    quality = row.get("quality")
+    if quality is not None:  # scored at index time (ADR 0029); float32 in the store, so rounded
+        chunk["quality"] = round(float(quality), 2)
     if stages is not None:
         stages.remember(row, chunk)
     return chunk
