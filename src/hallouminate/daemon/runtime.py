@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hallouminate import __version__, testing_hooks, xdg
+from hallouminate import __version__, analysis, testing_hooks, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
 from hallouminate.config.cache import ResolveCache
 from hallouminate.daemon.dirwatch import DirectoryWatch
@@ -186,6 +186,7 @@ class Runtime:
         self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
+        analysis.start_loading_english()  # low_confidence's word list (search/confidence.py), in a thread
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
         self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
         self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)

@@ -138,6 +138,14 @@ class CountsDoc(TypedDict):
 GroundDoc = ChunkedDoc | CountsDoc
 
 
+class MissingWord(TypedDict):
+    """A query word rare in general English that no chunk of the searched corpora holds."""
+
+    word: str
+    # Its Zipf frequency in general English (log10 of occurrences per billion words; wordfreq).
+    zipf: float
+
+
 class GroundConfidence(TypedDict):
     """The absolute signals behind ``low_confidence`` (ranked mode; search/confidence.py)."""
 
@@ -152,6 +160,9 @@ class GroundConfidence(TypedDict):
     best_share: float
     # The model's cosine floor the rule used (absent for a model with none known).
     cosine_floor: NotRequired[float]
+    # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0030).
+    missing_words: NotRequired[list[MissingWord]]
+    zipf_floor: NotRequired[float]
 
 
 # mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence

@@ -291,6 +291,16 @@ GROUND_RESULT: dict[str, Any] = {
                 "terms_found": {"type": "integer", "minimum": 0},
                 "best_share": {"type": "number", "minimum": 0, "maximum": 1},
                 "cosine_floor": {"type": "number"},
+                "missing_words": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {"word": {"type": "string"}, "zipf": {"type": "number"}},
+                        "required": ["word", "zipf"],
+                    },
+                },
+                "zipf_floor": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
         },

@@ -63,6 +63,7 @@ class _Plan:
     snippet_chars: int
     started: float
     model: str | None = None
+    unindexed: list[confidence.RareWord] | None = None
     stages: Stages | None = None
 
     def finish(
@@ -82,6 +83,7 @@ class _Plan:
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
             model=self.model,
+            unindexed=self.unindexed,
             stages=self.stages,
         )
 
@@ -151,9 +153,10 @@ async def ground(
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
-        vector_rows, keyword_rows = await asyncio.gather(
+        vector_rows, keyword_rows, plan.unindexed = await asyncio.gather(
             reader.vector_search(vector, plan.keys, plan.limit),
             reader.fts_search(plan.terms, plan.keys, plan.limit),
+            _unindexed(reader, plan.keys, confidence.rare_words(query, plan.terms)),
         )
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit), []
@@ -164,6 +167,17 @@ async def ground(
     result = await stages.finish(reader, result, plan.terms)
     result["took_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)  # the stages' time too
     return result
+
+
+async def _unindexed(
+    reader: ReaderPort, keys: list[str], rare: list[confidence.RareWord] | None
+) -> list[confidence.RareWord] | None:
+    """The rare words no chunk of ``keys`` holds in its text: one BM25 look-up each (most queries have
+    none to look up; search/confidence.py). None: not looked for."""
+    if rare is None:
+        return None
+    found = await asyncio.gather(*(reader.fts_search([word.term], keys, 1) for word in rare))
+    return [word for word, rows in zip(rare, found, strict=True) if not rows]
 
 
 def assemble(
@@ -181,6 +195,7 @@ def assemble(
     started: float,
     display: dict[str, str] | None = None,
     model: str | None = None,
+    unindexed: Sequence[confidence.RareWord] | None = None,
     stages: Stages | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
@@ -229,7 +244,7 @@ def assemble(
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(not_indexed(empty_corpora))
-    signals = confidence.signals(vector_rows, evidence, model)
+    signals = confidence.signals(vector_rows, evidence, model, unindexed)
     low = not docs or confidence.is_low(signals, model)
     if low:
         warnings.append(confidence.warning(signals))
