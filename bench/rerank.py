@@ -1,4 +1,4 @@
-"""The rerank stage: does it pay for its cost? (docs/adr/0028-rerank-stage.md)
+"""The rerank stage: does it pay for its cost? (docs/adr/0032-rerank-stage.md)
 
 Two rerankers are measured, both over the pool the product re-scores (the best max(top_files x 5, 50)
 fused chunks; top_files 10 here, so 50):

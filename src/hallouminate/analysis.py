@@ -7,7 +7,8 @@ jobs" and "how to run the job" share ``run`` and ``job`` in each.
 
 The analyser is tantivy's: its simple tokenizer (splits on anything not alphanumeric, so ``_`` splits
 too), tokens of ``MAX_TOKEN_BYTES`` or more dropped, lower case, ASCII folding, the English Snowball
-stemmer (Porter2). It imports nothing of ours; tantivy is loaded on first use. Stop words are a query's
+stemmer (Porter2). It imports nothing of ours; tantivy is loaded on first use (and wordfreq, for
+``english_zipf``, on its first call). Stop words are a query's
 business, not the text's: ``STOP_WORDS`` are dropped from what a query looks for (``query_terms``) and from
 keywords (``content_tokens``), never from the index, so BM25's document lengths count every word a chunk
 holds (measured: every BM25-alone figure of the labelled sets equal or better than with them dropped from
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -111,6 +113,12 @@ def analyze(text: str) -> list[str]:
     return analyzer().analyze(text)
 
 
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of every token of ``text``, in order: character offsets of the word each
+    token was made of (``match_spans`` quotes them; search/spans.py)."""
+    return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+
+
 @functools.cache
 def _written() -> tantivy.TextAnalyzer:
     """The analyser's words before stemming: the query as written (lower case, folded)."""
@@ -160,6 +168,57 @@ def _content_tokens(words: Iterable[str]) -> Iterator[str]:
             token = word_token(word)
             if token:
                 yield token
+
+
+def term_words(query: str) -> dict[str, str]:
+    """For each content token of ``query``, the word it was written as (lower case, before stemming; the
+    first such word)."""
+    out: dict[str, str] = {}
+    for word in _written().analyze(query):
+        if word not in STOP_WORDS:
+            token = word_token(word)
+            if token:
+                out.setdefault(token, word)
+    return out
+
+
+# Endings stripped before looking a word up in ``english_zipf``: an inflected or derived form is rarer
+# than its stem ("webhooks" 1.0, "webhook" 1.5; "onboarded"), yet names the same concept.
+_ENDINGS = ("s", "es", "ed", "d", "ing", "ly", "er", "ers")
+
+
+@functools.lru_cache(maxsize=WORD_CACHE_SIZE)
+def english_zipf(word: str) -> float:
+    """How common ``word`` is in general English, on the Zipf scale (log10 of its occurrences per billion
+    words: "the" 7.7, "merchant" 4.1, "fortnight" 3.4, "Elasticsearch" 1.8, unknown 0.0), from wordfreq's
+    bundled lists; the highest of the word and its forms without a common ending. The first call loads
+    wordfreq (~1 s): the daemon does it at start-up, in a thread (``start_loading_english``)."""
+    from wordfreq import zipf_frequency  # on first use: see the docstring
+
+    ends = (end for end in _ENDINGS if word.endswith(end) and len(word) - len(end) >= 3)
+    zipf = max(zipf_frequency(form, "en") for form in {word, *(word[: -len(end)] for end in ends)})
+    _english_loaded.set()
+    return zipf
+
+
+_english_loaded = threading.Event()
+_english_loading = threading.Lock()
+_english_started = False
+
+
+def english_loaded() -> bool:
+    """Whether ``english_zipf`` answers at once (its word list is loaded)."""
+    return _english_loaded.is_set()
+
+
+def start_loading_english() -> None:
+    """Load ``english_zipf``'s word list in a background thread, once; returns at once."""
+    global _english_started
+    with _english_loading:
+        if _english_started:
+            return
+        _english_started = True
+    threading.Thread(target=english_zipf, args=("the",), name="english-zipf", daemon=True).start()
 
 
 def term_tokens(terms: Sequence[str]) -> list[str]:
@@ -302,6 +361,29 @@ class TokenFinder:
                 hits.extend((at, j) for at in _starts(words, token, start, follow))
         hits.sort()
         return hits
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` character offsets of each word of ``text`` whose token is a query term's, in
+        order (``match_spans``). Found as ``positions`` finds them, ends where the word ends; a text in
+        which a word holding a letter outside ASCII matches is analysed whole instead (its token's word
+        may end before the letters do)."""
+        if not self._tokens:
+            return []
+        found = _words(text)
+        if found is not None and not any(token in self._index for _, token in found[1]):
+            words = found[0]
+            spans: list[tuple[int, int]] = []
+            for _j, token, start, follow, _whole in self._tokens:
+                if start in words:
+                    # ``words`` has a space first: a word at ``at`` there is at ``at`` in the text, and
+                    # ends one before the space that follows it.
+                    spans.extend(
+                        (at, words.find(" ", at + 1) - 1) for at in _starts(words, token, start, follow)
+                    )
+            spans.sort()
+            return spans
+        tokens = self._index
+        return [(start, end) for start, end, token in token_spans(text) if token in tokens]
 
 
 def _shared_start(starts: list[str]) -> str:

@@ -42,6 +42,8 @@ class ChunkRow(TypedDict, total=False):
     page: int | None
     keywords: list[str] | None
     fields: str | None
+    # The chunk's index-time quality, 0..1 (indexing/quality.py); null reads as 1.0.
+    quality: float | None
     # Added by a search: cosine similarity (vector) or the BM25 score.
     score: float
     # Added by a phrase scan: the non-overlapping occurrences of the phrase in ``text``.
@@ -69,6 +71,8 @@ class ChunkWrite(TypedDict):
     keywords: NotRequired[list[str]]
     # The page's frontmatter fields as JSON.
     fields: NotRequired[str | None]
+    # The chunk's quality, 0..1 (indexing/quality.py).
+    quality: NotRequired[float]
     indexed_at_ms: NotRequired[int]
 
 
@@ -174,3 +178,12 @@ class ReaderPort(Protocol):
     async def count_rows(self, corpus: str) -> int: ...
 
     async def phrase_rows(self, corpora: Sequence[str], pattern: str, max_rows: int) -> PhraseMatchesPort: ...
+
+    async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
+        """The unit vectors of the chunks ``ids`` (of ``corpora``), one row each in that order; a zero row
+        for a chunk a commit removed since it was found (mmr)."""
+        ...
+
+    async def page_rows(self, corpus: str, path: str) -> list[ChunkRow]:
+        """Every chunk of one page, by ordinal: the search result columns and ``ordinal`` (parent)."""
+        ...

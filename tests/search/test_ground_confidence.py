@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from hallouminate.analysis import english_zipf, query_terms
 from hallouminate.search import confidence
 from support.ground import RESULT_SCHEMA
 from support.mcp_world import McpClient, make_repo, module_sandbox
@@ -61,6 +62,11 @@ OFF_TOPIC = [
     "How long should tomato seedlings harden off before planting outside?",
 ]
 ANSWERED = "How do we restore the orders database from last night's backup?"
+# Near-domain (ADR 0030): in the wiki's own words (restore, orders, backup: all in backups.md, so the
+# cosine is that of a good answer), but about a store the wiki never mentions, a word rare in English.
+NEAR_DOMAIN = "How do we restore the Elasticsearch orders index from last night's backup?"
+# A paraphrase with a word no page holds that is common in English ("laptop"): not a missing concept.
+COMMON_ABSENT = "How do we restore the orders database after a laptop crash?"
 
 
 class World:
@@ -131,6 +137,22 @@ def test_the_index_page_of_a_near_empty_wiki_is_low_confidence(world: World) -> 
     assert len(_weak(result)) == 1 and "warning [weak-match]" in text
 
 
+def test_a_near_domain_query_naming_what_the_wiki_never_mentions_is_low_confidence(world: World) -> None:
+    result, text = world.call(world.shop, NEAR_DOMAIN)
+    signals = result["confidence"]
+    # Every other signal looks like an answer: close meaning, the query's other words all found.
+    assert signals["best_cosine"] > signals["cosine_floor"] and signals["terms_found"] == signals["terms"] - 1
+    assert signals["missing_words"] == [{"word": "elasticsearch", "zipf": pytest.approx(1.79, abs=0.2)}]
+    assert result["low_confidence"] is True
+    (warning,) = _weak(result)
+    assert "no page mentions 'elasticsearch'" in warning["message"]
+    assert "no page mentions 'elasticsearch'" in text
+    # A common word no page holds is a paraphrase, not a missing concept.
+    paraphrase, _ = world.call(world.shop, COMMON_ABSENT)
+    assert paraphrase["confidence"]["missing_words"] == [] and paraphrase["low_confidence"] is False
+    assert paraphrase["confidence"]["terms_found"] < paraphrase["confidence"]["terms"]  # "laptop"
+
+
 def test_the_raw_signals_are_in_the_result(world: World) -> None:
     answered, _ = world.call(world.shop, ANSWERED)
     off, _ = world.call(world.shop, OFF_TOPIC[0])
@@ -143,7 +165,10 @@ def test_the_raw_signals_are_in_the_result(world: World) -> None:
             "terms_found",
             "best_share",
             "cosine_floor",
+            "missing_words",
+            "zipf_floor",
         }
+        assert signals["zipf_floor"] == confidence.ZIPF_FLOOR and signals["missing_words"] == []
         assert 0 <= signals["terms_found"] <= signals["terms"] and 0 <= signals["best_share"] <= 1
         assert signals["cosine_ratio"] >= 1.0
         # The daemon's model is the default one: its floor is the one the rule used.
@@ -168,6 +193,9 @@ def test_the_cli_says_so_too(world: World) -> None:
     outline = world.cli(world.shop, "ground", OFF_TOPIC[0])
     assert outline.returncode == 0, outline.stderr
     assert "warning [weak-match]: no page is a strong match" in outline.stdout
+    near = world.cli(world.shop, "ground", NEAR_DOMAIN)
+    assert near.returncode == 0, near.stderr
+    assert "warning [weak-match]" in near.stdout and "no page mentions 'elasticsearch'" in near.stdout
     as_json = world.cli(world.shop, "ground", ANSWERED, "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     result = json.loads(as_json.stdout)
@@ -186,6 +214,18 @@ def test_the_cli_says_so_too(world: World) -> None:
         ({"best_cosine": 0.6, "terms": 3, "terms_found": 0}, confidence.MINILM, False),
         # No content word in the query (vector-only): the cosine floor alone.
         ({"best_cosine": 0.3, "terms": 0, "terms_found": 0}, confidence.MINILM, False),
+        # A word rare in English that no chunk holds: weak, however close the meaning (ADR 0030).
+        (
+            {
+                "best_cosine": 0.6,
+                "terms": 4,
+                "terms_found": 3,
+                "missing_words": [{"word": "istio", "zipf": 0.0}],
+            },
+            confidence.MINILM,
+            True,
+        ),
+        ({"best_cosine": 0.6, "terms": 4, "terms_found": 3, "missing_words": []}, confidence.MINILM, False),
         # No candidate at all.
         ({"best_cosine": None, "terms": 2, "terms_found": 0}, confidence.MINILM, True),
         # A model with no known floor: the words alone.
@@ -205,3 +245,17 @@ def test_every_provisioned_model_has_its_floors() -> None:
     assert set(PROVISIONED) == set(confidence.COSINE_FLOOR) == set(confidence.WORDLESS_FLOOR)
     for model in PROVISIONED:
         assert 0 < confidence.COSINE_FLOOR[model] < confidence.WORDLESS_FLOOR[model] < 1
+
+
+def test_only_words_rare_in_english_are_looked_up() -> None:
+    query = "Can the Elasticsearch webhooks fire every fortnight for our shop's 3 pods?"
+    english_zipf("the")  # loaded (the daemon loads it at start-up, in a thread)
+    rare = confidence.rare_words(query, query_terms(query))
+    # A name and a term of art, not "fortnight" or "shop"; numbers and stop words are never judged.
+    assert [(r.word, r.zipf < confidence.ZIPF_FLOOR) for r in rare] == [
+        ("elasticsearch", True),
+        ("webhooks", True),
+    ]
+    # A derived form counts as common as its stem (wordfreq alone: "maintainers" 2.3, a paraphrase's word).
+    assert english_zipf("maintainers") >= english_zipf("maintain") > confidence.ZIPF_FLOOR
+    assert english_zipf("fortnight") > confidence.ZIPF_FLOOR > english_zipf("istio")

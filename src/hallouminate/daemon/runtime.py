@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hallouminate import __version__, testing_hooks, xdg
+from hallouminate import __version__, analysis, testing_hooks, xdg
 from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
 from hallouminate.config.cache import ResolveCache
 from hallouminate.daemon.dirwatch import DirectoryWatch
@@ -199,6 +199,7 @@ class Runtime:
         self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
+        analysis.start_loading_english()  # low_confidence's word list (search/confidence.py), in a thread
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
         self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
         self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)
@@ -640,6 +641,11 @@ class Runtime:
                 footnotes=args.get("footnotes"),
                 model=embedder.model_name,  # low_confidence reads the model's cosine scale
                 rerank=stage,
+                mmr=args.get("mmr"),
+                mmr_lambda=args.get("mmr_lambda"),
+                mmr_same_doc_penalty=args.get("mmr_same_doc_penalty"),
+                parent=args.get("parent"),
+                count_tokens=embedder.count_tokens,  # parent's unit: the tokens chunks were cut in
             )
         if rerank_warning is not None:
             result["warnings"].append(rerank_warning)

@@ -1,6 +1,6 @@
 """The reranker: a cross-encoder run by fastembed's ``TextCrossEncoder`` (``RerankerPort``).
 
-``[embeddings] reranker`` names it (docs/search.md, "Rerank"; docs/adr/0028-rerank-stage.md):
+``[embeddings] reranker`` names it (docs/search.md, "Rerank"; docs/adr/0032-rerank-stage.md):
 
 - a directory (an absolute path) holding an ONNX cross-encoder (``model.onnx`` or ``onnx/model.onnx``) and
   its tokenizer files: registered with fastembed as a custom model under a name of our own and loaded from

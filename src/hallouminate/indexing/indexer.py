@@ -26,6 +26,7 @@ from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.pdf_text import chunk_pdf
 from hallouminate.indexing.problems import ProblemLog
+from hallouminate.indexing.quality import chunk_quality
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
 from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
@@ -180,6 +181,7 @@ class _Pending:
                 "page": chunk.page if isinstance(chunk, TextChunk) else None,
                 "keywords": self.keywords,
                 "fields": self.fields_json,
+                "quality": chunk_quality(chunk.text, chunk.heading_path).score,
                 "vector": vector,
             }
             for chunk, vector in zip(self.chunks, vectors, strict=True)

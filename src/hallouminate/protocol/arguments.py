@@ -34,6 +34,10 @@ class GroundArgs(TypedDict):
     output: NotRequired[Literal["counts"]]
     footnotes: NotRequired[Literal["include", "exclude", "only"]]
     rerank: NotRequired[bool]
+    mmr: NotRequired[bool]
+    mmr_lambda: NotRequired[float]
+    mmr_same_doc_penalty: NotRequired[float]
+    parent: NotRequired[bool]
 
 
 @final

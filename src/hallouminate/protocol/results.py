@@ -62,6 +62,24 @@ class GroundStats(TypedDict):
     occurrences: NotRequired[int]
 
 
+class MatchSpan(TypedDict):
+    """A query word in the chunk's text: UTF-8 byte offsets, ``[start, end)``."""
+
+    start: int
+    end: int
+
+
+class ExpandedFrom(TypedDict):
+    """parent: how the chunk's ``text`` was grown. ``adjacent``: the page's chunks ``from_index`` to
+    ``to_index`` (0-based, inclusive), siblings under the same heading; ``whole_document``: all
+    ``total_chunks`` of the page."""
+
+    kind: Literal["adjacent", "whole_document"]
+    from_index: NotRequired[int]
+    to_index: NotRequired[int]
+    total_chunks: NotRequired[int]
+
+
 class GroundChunk(TypedDict):
     heading_path: list[str]
     line_start: int
@@ -74,6 +92,14 @@ class GroundChunk(TypedDict):
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
+    # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0029).
+    quality: NotRequired[float]
+    # parent: the expanded text (line_start/line_end then span it) and how it was grown.
+    text: NotRequired[str]
+    expanded_from: NotRequired[ExpandedFrom]
+    # The query's words in the chunk's text (``text`` when present, else the stored chunk text): absent
+    # when not computed (no searchable word in the query, a text over 256 KiB).
+    match_spans: NotRequired[list[MatchSpan]]
 
 
 class Coverage(TypedDict):
@@ -112,6 +138,14 @@ class CountsDoc(TypedDict):
 GroundDoc = ChunkedDoc | CountsDoc
 
 
+class MissingWord(TypedDict):
+    """A query word rare in general English that no chunk of the searched corpora holds."""
+
+    word: str
+    # Its Zipf frequency in general English (log10 of occurrences per billion words; wordfreq).
+    zipf: float
+
+
 class GroundConfidence(TypedDict):
     """The absolute signals behind ``low_confidence`` (ranked mode; search/confidence.py)."""
 
@@ -126,6 +160,22 @@ class GroundConfidence(TypedDict):
     best_share: float
     # The model's cosine floor the rule used (absent for a model with none known).
     cosine_floor: NotRequired[float]
+    # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0030).
+    missing_words: NotRequired[list[MissingWord]]
+    zipf_floor: NotRequired[float]
+
+
+# mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence
+# the functional form).
+MmrInfo = TypedDict("MmrInfo", {"lambda": float, "same_doc_penalty": float, "pool": int})
+
+
+class ParentApplied(TypedDict):
+    """parent ran: its token bounds and how many chunks it grew."""
+
+    short_tokens: int
+    max_tokens: int
+    expanded: int
 
 
 class RerankInfo(TypedDict):
@@ -151,6 +201,9 @@ class GroundResult(TypedDict):
     confidence: NotRequired[GroundConfidence]
     # Ranked mode, when a reranker re-ordered the candidates (absent when it did not run or timed out).
     rerank: NotRequired[RerankInfo]
+    # Ranked mode, when asked for: the post-retrieval stages that ran.
+    mmr: NotRequired[MmrInfo]
+    parent: NotRequired[ParentApplied]
 
 
 # -- index -------------------------------------------------------------------------------------------------

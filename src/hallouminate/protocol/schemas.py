@@ -15,7 +15,11 @@ from hallouminate.protocol.limits import (
     CORPUS_NAME_CHARS,
     COUNTS_MAX_FILES,
     LIMIT,
+    MMR_LAMBDA,
+    MMR_SAME_DOC_PENALTY,
     PAGE_MAX_BYTES,
+    PARENT_MAX_TOKENS,
+    PARENT_SHORT_TOKENS,
     PATH_CHARS,
     PHRASE_CHARS,
     QUERY_CHARS,
@@ -123,6 +127,31 @@ ARGS: dict[str, dict[str, Any]] = {
                 "the time budget the fused order is returned with a rerank-timeout warning. Ranked mode "
                 "only.",
             },
+            "mmr": {
+                "type": "boolean",
+                "description": "Diversify (maximal marginal relevance): reorder the best "
+                "max(top_files x 5, 50) candidate chunks so near-duplicates of a chunk already ranked "
+                "fall back; files rank where their first chunk is picked. Default false. Ranked mode only.",
+            },
+            "mmr_lambda": {
+                "type": "number",
+                **MMR_LAMBDA.number_schema(),
+                "description": f"mmr: weight of relevance against novelty, 1 = relevance only (default "
+                f"{MMR_LAMBDA.default}).",
+            },
+            "mmr_same_doc_penalty": {
+                "type": "number",
+                **MMR_SAME_DOC_PENALTY.number_schema(),
+                "description": "mmr: subtracted from a chunk's score once a chunk of the same page is "
+                f"picked (default {MMR_SAME_DOC_PENALTY.default}).",
+            },
+            "parent": {
+                "type": "boolean",
+                "description": f"Expand each returned chunk into text: under {PARENT_SHORT_TOKENS} tokens "
+                f"to its whole page, else to its neighbouring chunks under the same heading, at most "
+                f"{PARENT_MAX_TOKENS:,} tokens; adds text and expanded_from, widens line_start/line_end; "
+                "score and order unchanged. Default false. Ranked mode only.",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -213,6 +242,32 @@ GROUND_RESULT: dict[str, Any] = {
                                 "corpus": {"type": "string"},
                                 # group_by "page": the page's matched chunks (this is the best).
                                 "chunk_count": {"type": "integer", "minimum": 1},
+                                # Ranked mode: the chunk's index-time quality (ADR 0029).
+                                "quality": {"type": "number", "minimum": 0, "maximum": 1},
+                                # parent: the expanded text and how it was grown.
+                                "text": {"type": "string"},
+                                "expanded_from": {
+                                    "type": "object",
+                                    "properties": {
+                                        "kind": {"type": "string", "enum": ["adjacent", "whole_document"]},
+                                        "from_index": {"type": "integer", "minimum": 0},
+                                        "to_index": {"type": "integer", "minimum": 0},
+                                        "total_chunks": {"type": "integer", "minimum": 1},
+                                    },
+                                    "required": ["kind"],
+                                },
+                                # UTF-8 byte offsets of the query's words in the chunk's text.
+                                "match_spans": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "start": {"type": "integer", "minimum": 0},
+                                            "end": {"type": "integer", "minimum": 0},
+                                        },
+                                        "required": ["start", "end"],
+                                    },
+                                },
                             },
                             "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
                         },
@@ -244,6 +299,16 @@ GROUND_RESULT: dict[str, Any] = {
                 "terms_found": {"type": "integer", "minimum": 0},
                 "best_share": {"type": "number", "minimum": 0, "maximum": 1},
                 "cosine_floor": {"type": "number"},
+                "missing_words": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {"word": {"type": "string"}, "zipf": {"type": "number"}},
+                        "required": ["word", "zipf"],
+                    },
+                },
+                "zipf_floor": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
         },
@@ -256,6 +321,26 @@ GROUND_RESULT: dict[str, Any] = {
                 "took_ms": {"type": "number"},
             },
             "required": ["reranker", "candidates", "took_ms"],
+        },
+        # mmr ran (docs/search.md, "Diversity"): its weights and the candidate chunks it reordered.
+        "mmr": {
+            "type": "object",
+            "properties": {
+                "lambda": {"type": "number"},
+                "same_doc_penalty": {"type": "number"},
+                "pool": {"type": "integer", "minimum": 0},
+            },
+            "required": ["lambda", "same_doc_penalty", "pool"],
+        },
+        # parent ran: its token bounds and how many chunks it expanded.
+        "parent": {
+            "type": "object",
+            "properties": {
+                "short_tokens": {"type": "integer"},
+                "max_tokens": {"type": "integer"},
+                "expanded": {"type": "integer", "minimum": 0},
+            },
+            "required": ["short_tokens", "max_tokens", "expanded"],
         },
     },
     "required": ["query", "took_ms", "stats", "docs", "warnings"],

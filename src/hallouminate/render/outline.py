@@ -50,6 +50,9 @@ def render_ground(result: GroundResult) -> str:
             lines.append(
                 f"  L{chunk['line_start']}-{chunk['line_end']}  {crumb}  ({_score(chunk['score'])}){grouped}"
             )
+            if "text" in chunk:  # parent: the expanded text, as written (it is what was asked for)
+                lines.append(_indent(chunk["text"], "      "))
+                continue
             snippet = " ".join(str(chunk.get("snippet", "")).split())
             if snippet:
                 lines.append(f"      {snippet}")

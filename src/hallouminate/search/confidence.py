@@ -13,14 +13,20 @@ whether any is good. So ``low_confidence`` rests on absolute signals, kept in th
   literal gate's measure; 1.0 = every word).
 - ``cosine_ratio``: the best candidate cosine over their mean (GrooveSeek's ``min_confidence_ratio``
   input): recorded, not used (bench/confidence.py measures it).
+- ``missing_words``: the query's words that are rare in general English (Zipf frequency under
+  ``ZIPF_FLOOR``: a name or a term of art, "Elasticsearch", "Istio", "KYC") and that no chunk of the
+  searched corpora holds: a specific thing the knowledge base never mentions. A common word no page holds
+  ("fortnight", "shop") is usually a paraphrase of one it does, so it is not counted. ADR 0030.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
+from hallouminate.analysis import english_loaded, english_zipf, start_loading_english, term_words
 from hallouminate.ports import ChunkRow
-from hallouminate.protocol.results import GroundConfidence, GroundWarning
+from hallouminate.protocol.results import GroundConfidence, GroundWarning, MissingWord
 from hallouminate.search.literal import LiteralEvidence
 
 # The catalog's models (model/catalog.py), by name: search/ may not import model/ (docs/architecture.md),
@@ -38,13 +44,55 @@ COSINE_FLOOR: dict[str, float] = {MINILM: 0.25, MPNET: 0.25}
 # queries, rounded down).
 WORDLESS_FLOOR: dict[str, float] = {MINILM: 0.44, MPNET: 0.44}
 
+# A query word rarer than this in general English (Zipf scale: log10 of occurrences per billion words)
+# names something specific: when no chunk holds it, the knowledge base does not describe what the query
+# asks about. The largest floor (in steps of 0.1) firing on no answerable query of any labelled set
+# (bench/confidence.py --zipf-sweep; eval alone gives 2.8, which fires on 3 of heldout's 43: ADR 0030).
+# Model-independent: it reads words, not cosines.
+ZIPF_FLOOR = 2.5
+
+
+class RareWord(NamedTuple):
+    """A query word rarer than ``ZIPF_FLOOR`` in general English, with its term (analysis.query_terms)."""
+
+    term: str
+    word: str
+    zipf: float
+
+
 WEAK_MATCH = "weak-match"
 
 
+def rare_words(query: str, terms: Sequence[str]) -> list[RareWord] | None:
+    """The query's words (letters only: numbers and identifiers are not English words) rarer than
+    ``ZIPF_FLOOR`` in general English, with their terms. Cheap (a cached table look-up per word): whether
+    the corpus holds them is asked of the BM25 index only for these.
+
+    None while the word list is still loading (~1 s after the daemon starts, which starts it): a query
+    is never kept waiting for it; its result then has no ``missing_words`` nor ``zipf_floor``."""
+    if not english_loaded():
+        start_loading_english()
+        return None
+    written = term_words(query)
+    out = []
+    for term in terms:
+        word = written.get(term.split(" ")[0], "")
+        if word.isalpha() and word.isascii():
+            zipf = english_zipf(word)
+            if zipf < ZIPF_FLOOR:
+                out.append(RareWord(term, word, round(zipf, 2)))
+    return out
+
+
 def signals(
-    vector_rows: Sequence[ChunkRow], evidence: LiteralEvidence | None, model: str | None
+    vector_rows: Sequence[ChunkRow],
+    evidence: LiteralEvidence | None,
+    model: str | None,
+    unindexed: Sequence[RareWord] | None = None,
 ) -> GroundConfidence:
-    """The raw signals of a ranked result, from its candidates."""
+    """The raw signals of a ranked result, from its candidates; ``unindexed``: the query's rare words
+    the BM25 index holds nowhere in the searched corpora (``rare_words``, then one look-up each; None:
+    not looked for, the word list was still loading)."""
     cosines = [float(row["score"]) for row in vector_rows if "score" in row]
     best = max(cosines) if cosines else None
     mean = sum(cosines) / len(cosines) if cosines else 0.0
@@ -60,16 +108,34 @@ def signals(
     floor = COSINE_FLOOR.get(model or MINILM)
     if floor is not None:
         out["cosine_floor"] = floor
+    if unindexed is None:
+        return out
+    out["zipf_floor"] = ZIPF_FLOOR
+    # BM25 indexes chunk text only; the gate also reads breadcrumbs and paths ("pgbackrest.md"): a word
+    # a candidate holds there is not missing.
+    out["missing_words"] = [
+        MissingWord(word=rare.word, zipf=rare.zipf)
+        for rare in unindexed
+        if not _candidate_holds(evidence, rare.term)
+    ]
     return out
 
 
+def _candidate_holds(evidence: LiteralEvidence | None, term: str) -> bool:
+    if evidence is None:
+        return False
+    terms = evidence.matcher.terms
+    return term in terms and bool(evidence.found >> terms.index(term) & 1)
+
+
 def is_low(confidence: GroundConfidence, model: str | None) -> bool:
-    """The rule (docs/search.md, "Low confidence"): no candidate; or the best cosine under the model's
-    floor; or no content word of the query in any candidate and the best cosine under the higher floor
-    (for a model with no known floor: no content word found at all)."""
+    """The rule (docs/search.md, "Low confidence"): no candidate; or a word rare in English that no chunk
+    holds; or the best cosine under the model's floor; or no content word of the query in any candidate
+    and the best cosine under the higher floor (for a model with no known floor: no content word found
+    at all)."""
     name = model or MINILM
     best = confidence["best_cosine"]
-    if best is None:  # nothing was found by meaning: no candidate at all
+    if best is None or confidence.get("missing_words"):
         return True
     floor = COSINE_FLOOR.get(name)
     if floor is not None and best < floor:
@@ -85,6 +151,9 @@ def warning(confidence: GroundConfidence) -> GroundWarning:
     closest = "nothing was found" if best is None else f"the closest chunk has cosine {best:.2f}"
     terms = confidence["terms"]
     words = f"{confidence['terms_found']} of its {terms} words found" if terms else "no content words"
+    missing = [m["word"] for m in confidence.get("missing_words", [])]
+    if missing:
+        words += f"; no page mentions {', '.join(repr(w) for w in missing)}"
     return {
         "code": WEAK_MATCH,
         "message": f"no page is a strong match for the query ({closest}, {words}): the knowledge base "

@@ -42,6 +42,7 @@ from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
 from hallouminate.search.rerank import RerankStage, pool_size, rerank
 from hallouminate.search.snippet import TermFinder, make_snippet
+from hallouminate.search.stages import Stages
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
@@ -70,6 +71,8 @@ class _Plan:
     snippet_chars: int
     started: float
     model: str | None = None
+    unindexed: list[confidence.RareWord] | None = None
+    stages: Stages | None = None
 
     def finish(
         self,
@@ -92,6 +95,8 @@ class _Plan:
             empty_corpora=[self.display[key] for key in empty],
             started=self.started,
             model=self.model,
+            unindexed=self.unindexed,
+            stages=self.stages,
             fusion=fusion,
         )
 
@@ -143,7 +148,8 @@ async def ground(
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
     model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); rerank (optional: a
-    ``RerankStage`` re-scoring the best fused candidates; search/rerank.py).
+    ``RerankStage`` re-scoring the best fused candidates; search/rerank.py); mmr, mmr_lambda,
+    mmr_same_doc_penalty, parent, count_tokens (optional: the post-retrieval stages, search/stages.py).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
@@ -151,10 +157,12 @@ async def ground(
     mode = Mode.take(params)
     model = params.pop("model", None)
     stage: RerankStage | None = params.pop("rerank", None)
+    stages = Stages.take(params, phrase=mode.phrase)
     if mode.phrase:  # a literal scan: the query is not embedded
         return await ground_phrase(reader, corpora, query, mode, **params)
     plan = _plan(corpora, query, **params)
     plan.model = model
+    plan.stages = stages
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     # The rerank stage over-fetches: its pool is drawn from each signal.
     fetch = max(plan.limit, pool_size(plan.top_files)) if stage is not None else plan.limit
@@ -162,9 +170,10 @@ async def ground(
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
-        vector_rows, keyword_rows = await asyncio.gather(
+        vector_rows, keyword_rows, plan.unindexed = await asyncio.gather(
             reader.vector_search(vector, plan.keys, fetch),
             reader.fts_search(plan.terms, plan.keys, fetch),
+            _unindexed(reader, plan.keys, confidence.rare_words(query, plan.terms)),
         )
     else:
         vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, fetch), []
@@ -177,7 +186,22 @@ async def ground(
         fusion.scores, fusion.rerank = reranked.scores, reranked.info
         if reranked.warning is not None:
             fusion.warnings.append(reranked.warning)
-    return mode.finish(plan.finish(vector_rows, keyword_rows, empty, fusion), params["chunks_per_file"])
+    await stages.fetch_vectors(reader, [*vector_rows, *keyword_rows], plan.keys)
+    result = mode.finish(plan.finish(vector_rows, keyword_rows, empty, fusion), params["chunks_per_file"])
+    result = await stages.finish(reader, result, plan.terms)
+    result["took_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)  # the stages' time too
+    return result
+
+
+async def _unindexed(
+    reader: ReaderPort, keys: list[str], rare: list[confidence.RareWord] | None
+) -> list[confidence.RareWord] | None:
+    """The rare words no chunk of ``keys`` holds in its text: one BM25 look-up each (most queries have
+    none to look up; search/confidence.py). None: not looked for."""
+    if rare is None:
+        return None
+    found = await asyncio.gather(*(reader.fts_search([word.term], keys, 1) for word in rare))
+    return [word for word, rows in zip(rare, found, strict=True) if not rows]
 
 
 @dataclass
@@ -239,6 +263,8 @@ def assemble(
     started: float,
     display: dict[str, str] | None = None,
     model: str | None = None,
+    unindexed: Sequence[confidence.RareWord] | None = None,
+    stages: Stages | None = None,
     fusion: Fusion | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists (unless ``fusion`` is given: fused, then reranked), roll chunks up per
@@ -252,16 +278,18 @@ def assemble(
     files = _group(fusion.rows, fused, fusion.scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = rank_files(files, priority_corpus)
+    if stages is not None and stages.mmr is not None:
+        ranked = _diversified(ranked, stages.diversify(fused, fusion.rows, top_files))
     chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
     docs: list[GroundDoc] = [
-        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen
+        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars, stages) for f in chosen
     ]
     if display:
         for doc in docs:
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(not_indexed(empty_corpora))
-    signals = confidence.signals(vector_rows, evidence, model)
+    signals = confidence.signals(vector_rows, evidence, model, unindexed)
     low = not docs or confidence.is_low(signals, model)
     if low:
         warnings.append(confidence.warning(signals))
@@ -306,6 +334,17 @@ def _group(
     return list(files.values())
 
 
+def _diversified(ranked: list[RankedFile], picked: dict[str, int]) -> list[RankedFile]:
+    """Files in mmr's order: each where its first picked chunk was picked; files with no chunk in the
+    pool after them, in score order (search/mmr.py)."""
+    unpicked = len(picked)
+
+    def first_pick(entry: RankedFile) -> int:
+        return min((picked.get(row["id"], unpicked) for _score, row in entry.chunks), default=unpicked)
+
+    return sorted(ranked, key=first_pick)  # stable: score order among the unpicked
+
+
 def _describe(entry: RankedFile) -> RankedFile:
     """Fill a file's own fields from its first row: done only for the files shown, not every candidate's."""
     row = entry.chunks[0][1]
@@ -318,7 +357,12 @@ def _describe(entry: RankedFile) -> RankedFile:
 
 
 def _doc(
-    entry: RankedFile, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
+    entry: RankedFile,
+    terms: list[str],
+    finder: TermFinder,
+    chunks_per_file: int,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> ChunkedDoc:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
@@ -335,7 +379,7 @@ def _doc(
         "summary": entry.summary,
         "keywords": entry.keywords,
         "stale": is_stale(entry),
-        "chunks": [_chunk(score, row, terms, finder, snippet_chars) for score, row in best],
+        "chunks": [_chunk(score, row, terms, finder, snippet_chars, stages) for score, row in best],
     }
 
 
@@ -344,7 +388,12 @@ def _chunk_order(scored: tuple[float, ChunkRow]) -> tuple[float, int]:
 
 
 def _chunk(
-    score: float, row: ChunkRow, terms: list[str], finder: TermFinder, snippet_chars: int
+    score: float,
+    row: ChunkRow,
+    terms: list[str],
+    finder: TermFinder,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> GroundChunk:
     chunk: GroundChunk = {
         "heading_path": list(row["heading_path"] or []),
@@ -356,4 +405,9 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
+    quality = row.get("quality")
+    if quality is not None:  # scored at index time (ADR 0029); float32 in the store, so rounded
+        chunk["quality"] = round(float(quality), 2)
+    if stages is not None:
+        stages.remember(row, chunk)
     return chunk

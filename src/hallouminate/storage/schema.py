@@ -12,8 +12,9 @@ import pyarrow as pa
 
 TABLE = "chunks"
 # Bumped when the columns change: an older table is dropped and rebuilt by the next index run. Also bumped
-# when the default chunking changes, since unchanged files are never re-chunked (4: 128-token chunks).
-SCHEMA_VERSION = "4"
+# when the default chunking changes, since unchanged files are never re-chunked (4: 128-token chunks;
+# 5: the ``quality`` column, ADR 0029).
+SCHEMA_VERSION = "5"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 # The token budget chunks were cut to: a table cut at another size is rebuilt, like one of another model.
@@ -37,6 +38,7 @@ RESULT_COLUMNS = [
     "page",
     "keywords",
     "fields",
+    "quality",
 ]
 STATE_COLUMNS = ["path", "file_size", "file_mtime_ns", "content_hash", "indexed_at_ms"]
 
@@ -54,7 +56,7 @@ ROW_KEYS = (
     "vector",
 )
 # Keys a row may omit (null when absent).
-OPTIONAL_KEYS = ("page", "keywords", "fields")
+OPTIONAL_KEYS = ("page", "keywords", "fields", "quality")
 
 
 def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = None) -> pa.Schema:
@@ -85,6 +87,9 @@ def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = No
             pa.field("keywords", pa.list_(pa.string())),
             # The page's YAML frontmatter as a JSON object (null without one): title, tags, date, ...
             pa.field("fields", pa.string()),
+            # The chunk's quality, 0..1, scored at index time (indexing/quality.py); the indexer always
+            # writes it, and a null (a row written without one) reads as 1.0.
+            pa.field("quality", pa.float32()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ],
         metadata=meta,
