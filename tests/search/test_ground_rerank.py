@@ -112,6 +112,13 @@ def test_the_reranker_reorders_the_fused_candidates_as_its_scores_say(world: Wor
     assert not {"rerank-timeout", "rerank-unavailable"} & set(_codes(reranked))
 
 
+def test_mmr_runs_after_the_rerank_over_its_scores(world: World) -> None:
+    # Pipeline order: fusion -> rerank -> mmr. With relevance only (lambda 1) mmr keeps the reranked order.
+    both = world.ground(mmr=True, mmr_lambda=1.0)
+    assert both["rerank"]["candidates"] == len(PAGES) and both["mmr"]["pool"] == len(PAGES)
+    assert _paths(both)[:3] == RERANKED_FIRST
+
+
 def test_the_cli_flags_turn_the_stage_on_and_off(world: World) -> None:
     on, off, default = world.cli("--rerank"), world.cli("--no-rerank"), world.cli()
     assert _paths(on)[:3] == RERANKED_FIRST and on["rerank"]["reranker"] == str(world.model_dir)
