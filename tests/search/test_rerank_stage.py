@@ -11,7 +11,8 @@ import asyncio
 import pytest
 
 from hallouminate.ports import ChunkRow
-from hallouminate.search.rerank import RerankStage, passage, pool_size, rerank
+from hallouminate.search.fusion import pool_size
+from hallouminate.search.rerank import RerankStage, passage, rerank
 
 
 def _rows(n: int) -> tuple[dict[str, float], dict[str, ChunkRow]]:

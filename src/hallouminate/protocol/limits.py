@@ -62,10 +62,10 @@ SEARCH_SETTINGS = (TOP_FILES, CHUNKS_PER_FILE, LIMIT, SNIPPET_CHARS)
 # with a rerank-timeout warning. A MiniLM-L6-sized cross-encoder needs ~2.3x the time of embedding its 50
 # candidates: ~2 s on 2 idle cores, 9-15 s on busy ones (docs/adr/0032-rerank-stage.md).
 RERANK_BUDGET_MS = Range("rerank_budget_ms", 10, 60_000, default=5_000)
-# The candidates re-scored: max(top_files x RERANK_POOL_FACTOR, RERANK_POOL_MIN) fused chunks (GrooveSeek's
-# over-fetch), and at least that many are drawn from each signal.
-RERANK_POOL_FACTOR = 5
-RERANK_POOL_MIN = 50
+# The pool the post-fusion stages (rerank, mmr) work on: max(top_files x POOL_PER_FILE, POOL_MIN) fused
+# chunks (GrooveSeek's over-fetch), and at least that many are drawn from each signal.
+POOL_PER_FILE = 5
+POOL_MIN = 50
 
 QUERY_CHARS = Range("query", 1, 2048, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.

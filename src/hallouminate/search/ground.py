@@ -36,11 +36,11 @@ from hallouminate.search.assembly import (
     not_indexed,
     rank_files,
 )
-from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
+from hallouminate.search.fusion import RRF_K, best_possible, pool_size, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
-from hallouminate.search.rerank import RerankStage, pool_size, rerank
+from hallouminate.search.rerank import RerankStage, rerank
 from hallouminate.search.snippet import TermFinder, make_snippet
 from hallouminate.search.stages import Stages
 
@@ -164,8 +164,8 @@ async def ground(
     plan.model = model
     plan.stages = stages
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
-    # The rerank stage over-fetches: its pool is drawn from each signal.
-    fetch = max(plan.limit, pool_size(plan.top_files)) if stage is not None else plan.limit
+    # The post-fusion stages over-fetch: their pool is drawn from each signal.
+    fetch = max(plan.limit, pool_size(plan.top_files)) if stage is not None or stages.mmr else plan.limit
     vector = await embed_query(query)
     keyword_rows: list[ChunkRow]
     if plan.terms:

@@ -24,14 +24,6 @@ from hallouminate.protocol import limits
 if TYPE_CHECKING:
     from hallouminate.ports import Vector
 
-# The pool: GrooveSeek's over-fetch rule, shared with rerank.
-POOL_PER_FILE = 5
-POOL_MIN = 50
-
-
-def pool_size(top_files: int) -> int:
-    return max(top_files * POOL_PER_FILE, POOL_MIN)
-
 
 @dataclass(frozen=True)
 class MmrParams:

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hallouminate.ports import ChunkRow, RerankScorer
-from hallouminate.protocol import limits
 from hallouminate.protocol.results import GroundWarning, RerankInfo
+from hallouminate.search.fusion import pool_size
 
 # As the indexer composes what the embedder sees (indexing/chunker.py): the model reads headings too.
 BREADCRUMB_SEP = " > "
@@ -46,11 +46,6 @@ class Reranked:
     scores: dict[str, float]
     info: RerankInfo | None = None
     warning: GroundWarning | None = None
-
-
-def pool_size(top_files: int) -> int:
-    """How many fused candidates are re-scored (and drawn from each signal at least)."""
-    return max(top_files * limits.RERANK_POOL_FACTOR, limits.RERANK_POOL_MIN)
 
 
 def passage(row: ChunkRow) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hallouminate.errors import InvalidArgument
 from hallouminate.protocol.results import GroundResult, MmrInfo
 from hallouminate.search import mmr
+from hallouminate.search.fusion import pool_size
 from hallouminate.search.parent import TokenCounter, estimate_tokens, expand_chunks
 from hallouminate.search.spans import SpanFinder
 
@@ -62,7 +63,7 @@ class Stages:
         """mmr's pick order of the pool (the ``pool_size`` best fused chunks) as chunk id -> position."""
         if self.mmr is None:
             return {}
-        pool = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))[: mmr.pool_size(top_files)]
+        pool = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))[: pool_size(top_files)]
         assert self.vectors is not None  # fetched before assembly: every candidate has its row
         vectors = self.vectors[[self.vector_row[chunk_id] for chunk_id in pool]]
         docs = [(rows[chunk_id]["corpus"], rows[chunk_id]["path"]) for chunk_id in pool]
