@@ -66,6 +66,15 @@ def reference_positions(text: str, terms: list[str]) -> list[tuple[int, int]]:
     ]
 
 
+def reference_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    index = term_of(terms)
+    return [
+        (t.char_offset_from, t.char_offset_to)
+        for t in analyzer().pre_tokenize(text).tokens
+        if t.text in index
+    ]
+
+
 # -- the reported case -----------------------------------------------------------------------------------
 def test_running_jobs_is_found_in_how_to_run_the_job() -> None:
     # Issue 13: BM25 matched both words, the gate looked for "runn" and "jobs" and found neither.
@@ -212,3 +221,5 @@ def test_the_finder_holds_what_the_analyser_gives(text: str, query_words: list[s
     assert finder.terms == [t for t in terms if t]
     assert held(finder, text) == reference_held(text, finder.terms)
     assert finder.positions(text) == reference_positions(text, finder.terms)
+    # match_spans: where each of those words starts and ends, as the analyser gives them.
+    assert finder.spans(text) == reference_spans(text, finder.terms)

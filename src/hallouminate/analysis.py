@@ -113,6 +113,12 @@ def analyze(text: str) -> list[str]:
     return analyzer().analyze(text)
 
 
+def token_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of every token of ``text``, in order: character offsets of the word each
+    token was made of (``match_spans`` quotes them; search/spans.py)."""
+    return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+
+
 @functools.cache
 def _written() -> tantivy.TextAnalyzer:
     """The analyser's words before stemming: the query as written (lower case, folded)."""
@@ -355,6 +361,29 @@ class TokenFinder:
                 hits.extend((at, j) for at in _starts(words, token, start, follow))
         hits.sort()
         return hits
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` character offsets of each word of ``text`` whose token is a query term's, in
+        order (``match_spans``). Found as ``positions`` finds them, ends where the word ends; a text in
+        which a word holding a letter outside ASCII matches is analysed whole instead (its token's word
+        may end before the letters do)."""
+        if not self._tokens:
+            return []
+        found = _words(text)
+        if found is not None and not any(token in self._index for _, token in found[1]):
+            words = found[0]
+            spans: list[tuple[int, int]] = []
+            for _j, token, start, follow, _whole in self._tokens:
+                if start in words:
+                    # ``words`` has a space first: a word at ``at`` there is at ``at`` in the text, and
+                    # ends one before the space that follows it.
+                    spans.extend(
+                        (at, words.find(" ", at + 1) - 1) for at in _starts(words, token, start, follow)
+                    )
+            spans.sort()
+            return spans
+        tokens = self._index
+        return [(start, end) for start, end, token in token_spans(text) if token in tokens]
 
 
 def _shared_start(starts: list[str]) -> str:

@@ -78,6 +78,21 @@ class ChunkWrite(TypedDict):
 
 # The daemon embeds a query off its event loop (batched with concurrent ones): awaited by ``ground``.
 QueryEmbedder = Callable[[str], Awaitable[Vector]]
+# The daemon scores (query, passages) with the reranker off its event loop: awaited by the rerank stage.
+RerankScorer = Callable[[str, list[str]], Awaitable[list[float]]]
+
+
+class RerankerPort(Protocol):
+    """A model scoring how well each passage answers a query (a cross-encoder), higher is better."""
+
+    @property
+    def name(self) -> str:
+        """As the config names it: reported in the result."""
+        ...
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        """One score per passage, in order; blocking (the daemon calls it in a worker thread)."""
+        ...
 
 
 class FileStateLike(Protocol):
@@ -208,3 +223,12 @@ class ReaderPort(Protocol):
     async def phrase_rows(
         self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
     ) -> PhraseMatchesPort: ...
+
+    async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
+        """The unit vectors of the chunks ``ids`` (of ``corpora``), one row each in that order; a zero row
+        for a chunk a commit removed since it was found (mmr)."""
+        ...
+
+    async def page_rows(self, corpus: str, path: str) -> list[ChunkRow]:
+        """Every chunk of one page, by ordinal: the search result columns and ``ordinal`` (parent)."""
+        ...

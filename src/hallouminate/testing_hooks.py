@@ -13,7 +13,9 @@ normal behaviour. None of these is configuration: they are not for users and cha
 - ``HALLOUMINATE_TEST_WRITE_FAULTS`` (``write_fault_point``): kills and pauses at points inside a wiki
   write (crash-safety and race tests);
 - ``HALLOUMINATE_TEST_INDEX_PAUSE`` (``index_pause_point``): holds a whole-corpus index run at a progress
-  report, so a test knows a search or a second index arrived while it was running.
+  report, so a test knows a search or a second index arrived while it was running;
+- ``HALLOUMINATE_TEST_RERANK_PAUSE`` (``rerank_pause_point``): holds a reranker's model call, so a test
+  sees the rerank time budget run out (and the daemon answer meanwhile).
 
 Standard library only: the shim's launcher imports it and must start in a few tens of milliseconds.
 """
@@ -30,6 +32,7 @@ FRAME_STALL_SECS = "HALLOUMINATE_TEST_FRAME_STALL_SECS"
 SHIM_FINGERPRINT = "HALLOUMINATE_TEST_SHIM_FINGERPRINT"
 WRITE_FAULTS = "HALLOUMINATE_TEST_WRITE_FAULTS"
 INDEX_PAUSE = "HALLOUMINATE_TEST_INDEX_PAUSE"
+RERANK_PAUSE = "HALLOUMINATE_TEST_RERANK_PAUSE"
 
 # Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
 # "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
@@ -95,6 +98,18 @@ def index_pause_point() -> None:
     base = _read(INDEX_PAUSE)
     if base:
         _pause(Path(base), "progress", INDEX_PAUSE_LIMIT_SECS)
+
+
+def rerank_pause_point() -> None:
+    """Hold the reranker's model call now starting, if the suite asked for it; otherwise do nothing.
+
+    ``HALLOUMINATE_TEST_RERANK_PAUSE=<dir>`` turns it on: when ``<dir>/rerank.pause`` exists, it is
+    removed, ``rerank.reached`` is created, and the call (in its worker thread) waits until ``rerank.go``
+    appears. Called before each rerank's model call.
+    """
+    base = _read(RERANK_PAUSE)
+    if base:
+        _pause(Path(base), "rerank", INDEX_PAUSE_LIMIT_SECS)
 
 
 def _pause(directory: Path, point: str, limit: float) -> None:

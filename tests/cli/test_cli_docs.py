@@ -59,7 +59,7 @@ def test_a_row_names_the_options_choices_and_arguments_of_its_command(name: str)
         opt: param
         for param in command.params
         if isinstance(param, click.Option) and not param.hidden
-        for opt in param.opts
+        for opt in [*param.opts, *param.secondary_opts]  # a --x/--no-x switch: both named
         if opt.startswith("--")
     }
     assert sorted(flags) == sorted(options), f"docs/cli.md's row for `{name}` vs its options"

@@ -29,6 +29,8 @@ BY_PROPERTY = {
     "start": limits.REPLACE_LINE,
     "end": limits.REPLACE_LINE,
     **{bound.name: bound for bound in limits.SEARCH_SETTINGS},
+    "mmr_lambda": limits.MMR_LAMBDA,
+    "mmr_same_doc_penalty": limits.MMR_SAME_DOC_PENALTY,
     "category": limits.CATEGORY_CHARS,
     "topic": limits.TOPIC_CHARS,
     "min_quality": limits.MIN_QUALITY,  # a number from 0 to 1: the range's bounds, not its integers
@@ -52,9 +54,10 @@ def test_every_bound_of_the_published_input_schemas_is_the_tables(tool: str) -> 
         for where, name, prop in bounded_properties(schema):
             bound = BY_PROPERTY.get(name)
             assert bound is not None, f"{tool}: {where} has a bound that is not in protocol/limits.py"
-            expected = (
-                bound.integer_schema() if prop["type"] in ("integer", "number") else bound.length_schema()
-            )
+            if isinstance(bound, limits.Fraction):
+                expected = bound.number_schema()
+            else:
+                expected = bound.integer_schema() if prop["type"] == "integer" else bound.length_schema()
             assert {k: prop[k] for k in BOUND_KEYWORDS if k in prop} == expected, f"{tool}: {where}"
 
 

@@ -235,6 +235,32 @@ def _day(flag: str, value: str | None) -> str | None:
     is_flag=True,
     help="Keep low-quality chunks (stubs, link lists): --min-quality 0.",
 )
+@click.option(
+    "--rerank/--no-rerank",
+    default=None,
+    help="Re-score the best candidates with the configured reranker (default: on when one is configured).",
+)
+@click.option(
+    "--mmr", is_flag=True, default=None, help="Diversify: near-duplicates of a ranked chunk fall back."
+)
+@click.option(
+    "--mmr-lambda",
+    type=click.FloatRange(limits.MMR_LAMBDA.low, limits.MMR_LAMBDA.high),
+    help=f"With --mmr: relevance against novelty, 1 = relevance only (default {limits.MMR_LAMBDA.default}).",
+)
+@click.option(
+    "--mmr-same-doc-penalty",
+    type=click.FloatRange(limits.MMR_SAME_DOC_PENALTY.low, limits.MMR_SAME_DOC_PENALTY.high),
+    help="With --mmr: score taken off a chunk once one of its page is ranked (default "
+    f"{limits.MMR_SAME_DOC_PENALTY.default}).",
+)
+@click.option(
+    "--parent",
+    is_flag=True,
+    default=None,
+    help=f"Expand each chunk: under {limits.PARENT_SHORT_TOKENS} tokens to its page, else to its neighbours "
+    f"under the same heading (at most {limits.PARENT_MAX_TOKENS:,} tokens).",
+)
 def ground(
     query: tuple[str, ...],
     corpus: str | None,
@@ -258,6 +284,11 @@ def ground(
     fields_not: tuple[str, ...],
     min_quality: float | None,
     include_low_quality: bool,
+    rerank: bool | None,
+    mmr: bool | None,
+    mmr_lambda: float | None,
+    mmr_same_doc_penalty: float | None,
+    parent: bool | None,
 ) -> None:
     """Search the knowledge base from the current directory and print the best files and sections.
 
@@ -306,6 +337,11 @@ def ground(
         "group_by": group_by,
         "output": output,
         "footnotes": footnotes,
+        "rerank": rerank,
+        "mmr": mmr,
+        "mmr_lambda": mmr_lambda,
+        "mmr_same_doc_penalty": mmr_same_doc_penalty,
+        "parent": parent,
     }
     result: GroundResult = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))

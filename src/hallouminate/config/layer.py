@@ -61,6 +61,9 @@ class Layer:
 
 
 MIN_CHUNK_TOKENS = 32
+# A cross-encoder directory ([embeddings] reranker): one of the graphs, and the tokenizer files.
+RERANKER_MODEL_FILES = ("model.onnx", "onnx/model.onnx")
+RERANKER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 # Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
 # `[discovery]` too: it decides what a request made *above* every repository sees, where no repo layer applies.
@@ -338,6 +341,36 @@ class _Parser:
                 ) from None
         return items
 
+    def reranker(self, where: str, value: Any) -> str:
+        """``[embeddings] reranker``: a cross-encoder fastembed knows by name (``owner/name``), or a directory
+        holding one (an absolute path). A directory is checked here, so `config validate` and the daemon's
+        start name a wrong path at once; a name is checked by the daemon when it loads the model."""
+        text = self.string(where, value).strip()
+        if not text:
+            raise self.fail(where, "must not be empty (remove the key to rerank nothing)")
+        if text.startswith(("/", "~", ".")):
+            directory = self.path(where, text)
+            if not directory.is_dir():
+                raise self.fail(where, f"names the directory {str(directory)!r}, which does not exist")
+            # What fastembed's TextCrossEncoder reads (embedding/reranker.py checks the same).
+            model = [f for f in RERANKER_MODEL_FILES if (directory / f).is_file()]
+            missing = [f for f in RERANKER_FILES if not (directory / f).is_file()]
+            if not model or missing:
+                lacks = ", ".join([*([] if model else [" or ".join(RERANKER_MODEL_FILES)]), *missing])
+                raise self.fail(
+                    where,
+                    f"names {str(directory)!r}, which lacks {lacks}: a cross-encoder directory holds an ONNX "
+                    'graph and its tokenizer files (docs/model.md, "Reranker")',
+                )
+            return str(directory)
+        if text.count("/") != 1 or any(c.isspace() for c in text):
+            raise self.fail(
+                where,
+                f"{text!r} is neither a directory (an absolute path) nor a model name such as "
+                "'Xenova/ms-marco-MiniLM-L-6-v2'",
+            )
+        return text
+
     def non_negative_int(self, where: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise self.fail(where, f"must be a non-negative integer, got {value!r}")
@@ -357,11 +390,15 @@ class _Parser:
 
 def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar]]]:
     return {
-        "embeddings": {"model": p.string, "cache_dir": p.path},
+        "embeddings": {"model": p.string, "cache_dir": p.path, "reranker": p.reranker},
         "storage": {"path": p.path},
         "daemon": {"idle_exit_secs": p.positive_number},
         # Each [search] key is the default of the `ground` parameter of the same name.
-        "search": {bound.name: p.bounded_int(bound) for bound in limits.SEARCH_SETTINGS},
+        "search": {
+            **{bound.name: p.bounded_int(bound) for bound in limits.SEARCH_SETTINGS},
+            # Not a request parameter: how long one query's rerank may take (search/rerank.py).
+            limits.RERANK_BUDGET_MS.name: p.bounded_int(limits.RERANK_BUDGET_MS),
+        },
         "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
         "discovery": {"max_depth": p.non_negative_int},
     }

@@ -21,12 +21,14 @@ from hallouminate.protocol import limits
 SETTING_FIELDS: dict[str, str] = {
     "embeddings.model": "model_name",
     "embeddings.cache_dir": "model_cache_dir",
+    "embeddings.reranker": "reranker",
     "storage.path": "store_dir",
     "daemon.idle_exit_secs": "idle_exit_secs",
     "search.top_files": "top_files",
     "search.chunks_per_file": "chunks_per_file",
     "search.limit": "limit",
     "search.snippet_chars": "snippet_chars",
+    "search.rerank_budget_ms": "rerank_budget_ms",
     "indexing.chunk_tokens": "chunk_tokens",
     "indexing.max_file_bytes": "max_file_bytes",
     "discovery.max_depth": "discovery_max_depth",
@@ -253,4 +255,6 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         snippet_chars=_search(s, limits.SNIPPET_CHARS),
         chunk_tokens=scalar(s, "indexing.chunk_tokens", defaults.CHUNK_TOKENS),
         max_file_bytes=scalar(s, "indexing.max_file_bytes", defaults.MAX_FILE_BYTES),
+        reranker=scalar(s, "embeddings.reranker", "") or None,
+        rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
     )

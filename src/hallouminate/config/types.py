@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hallouminate.protocol import limits
+
 CorpusKind = Literal["wiki", "corpus", "custom"]
 
 
@@ -50,6 +52,10 @@ class Settings:
     max_file_bytes: int
     # How deep below a cwd that is above every repository to look for repositories (0 turns it off).
     discovery_max_depth: int = 4
+    # A cross-encoder re-scoring ranked results (a fastembed name or a directory), or None: no rerank stage.
+    reranker: str | None = None
+    # How long one query's rerank may take before the fused order is returned (protocol/limits.py).
+    rerank_budget_ms: int = limits.RERANK_BUDGET_MS.default or 0
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,8 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
     for key, field in SETTING_FIELDS.items():
         table, name = key.split(".", 1)
         value = getattr(resolved.settings, field)
+        if value is None:  # an optional setting left unset ([embeddings] reranker): TOML has no null
+            continue
         settings.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
     return {
         "sources": [str(f) for f in resolved.sources],
@@ -168,6 +170,9 @@ def baseline_template() -> str:
 #[embeddings]
 #model = "{defaults.MODEL_NAME}"
 #cache_dir = "~/.cache/hallouminate/models"
+# A cross-encoder re-scoring each search's best candidates (off unless set; docs/search.md, "Rerank"):
+# a name fastembed knows (downloaded once from the model hub) or a directory holding one.
+#reranker = "Xenova/ms-marco-MiniLM-L-6-v2"
 
 # Where the index lives.
 #[storage]
@@ -183,6 +188,8 @@ def baseline_template() -> str:
 #chunks_per_file = {limits.CHUNKS_PER_FILE.default}  # {limits.CHUNKS_PER_FILE.span}
 #limit = {limits.LIMIT.default}  # {limits.LIMIT.span}
 #snippet_chars = {limits.SNIPPET_CHARS.default}  # {limits.SNIPPET_CHARS.span}
+# With a reranker: its time per query before the unreranked order is returned (milliseconds).
+#rerank_budget_ms = {limits.RERANK_BUDGET_MS.default}  # {limits.RERANK_BUDGET_MS.span}
 
 #[indexing]
 #chunk_tokens = {defaults.CHUNK_TOKENS}

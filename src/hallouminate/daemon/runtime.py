@@ -60,7 +60,10 @@ from hallouminate.protocol.results import (
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
+    from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
+    from hallouminate.protocol.results import GroundWarning
+    from hallouminate.search.rerank import RerankStage
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
     from hallouminate.wiki.writes import WriteOutcome
@@ -78,6 +81,8 @@ RunKind = Literal["index"] | BackgroundSource
 # A corpus whose catch-up failed is not caught up again by a request before this long (an index call or
 # the watcher still runs at once).
 CATCH_UP_RETRY_SECS = 60.0
+# A reranker that failed to load is not loaded again by a request before this long (its error is repeated).
+RELOAD_RETRY_SECS = 10.0
 
 
 @dataclass(eq=False)
@@ -142,6 +147,14 @@ class Runtime:
         # corpora at once took every thread, and a write, a read or a query embedding queued behind them
         # for the length of a run (tests/reliability/test_load_writes.py). They get a pool of their own.
         self._index_pool = ThreadPoolExecutor(INDEX_THREADS, thread_name_prefix="hallouminate-index")
+        # The reranker ([embeddings] reranker), loaded in the background at start; its model calls run one at
+        # a time in a thread of their own (each keeps both cores busy), so a call that overran its time
+        # budget delays only the reranks queued behind it (which then time out too), never a query
+        # embedding, a read or a write in the default pool.
+        self._reranker: CrossEncoder | None = None
+        self._reranker_load: asyncio.Task[CrossEncoder] | None = None
+        self._reranker_failed_at = 0.0
+        self._rerank_pool = ThreadPoolExecutor(1, thread_name_prefix="hallouminate-rerank")
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
         self._write_lock = asyncio.Lock()
         self._write_journal = xdg.state_home() / "pending-writes"
@@ -191,6 +204,66 @@ class Runtime:
         self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
         self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)
         self._spawn(self._startup_catch_up())
+        if self.settings.reranker:
+            self._start_reranker_load()
+
+    # -- the reranker ------------------------------------------------------------------------------
+    def _start_reranker_load(self) -> asyncio.Task[CrossEncoder]:
+        from hallouminate.embedding.reranker import CrossEncoder
+
+        assert self.settings.reranker is not None
+        task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(CrossEncoder, self.settings.model_cache_dir, self.settings.reranker)
+        )
+
+        def loaded(task: asyncio.Task[CrossEncoder]) -> None:
+            if task.cancelled():
+                return
+            exc = task.exception()  # retrieved here: a failure is reported to each request that reranks
+            if exc is None:
+                self._reranker = task.result()
+                log.info("reranker %s loaded", self.settings.reranker)
+            else:
+                self._reranker_failed_at = time.monotonic()
+                if isinstance(exc, HallouminateError):
+                    log.error("reranker load failed: %s", exc.message)
+                else:
+                    log.error("reranker load failed", exc_info=exc)
+
+        task.add_done_callback(loaded)
+        self._reranker_load = task
+        return task
+
+    async def _rerank_stage(
+        self, args: GroundArgs, settings: Settings
+    ) -> tuple[RerankStage | None, GroundWarning | None]:
+        """The rerank stage a ranked request gets (on by default when a reranker is configured), or None;
+        and the warning for ``rerank: true`` with no reranker configured."""
+        from hallouminate.search.rerank import RerankStage, not_configured
+
+        wanted = args.get("rerank")
+        if wanted is False or args.get("match") == "phrase":
+            return None, None
+        if not self.settings.reranker:  # daemon-wide: only the baseline sets [embeddings]
+            return None, not_configured() if wanted else None
+        reranker = self._reranker
+        if reranker is None:
+            task = self._reranker_load
+            # A failed load is retried by a later request (the user may have fixed the directory), but not
+            # by every one: a hub that drops packets would cost each search the download's timeout.
+            failed = task is not None and task.done() and (task.cancelled() or task.exception() is not None)
+            if task is None or (failed and time.monotonic() - self._reranker_failed_at >= RELOAD_RETRY_SECS):
+                task = self._start_reranker_load()
+            reranker = await asyncio.shield(task)
+        loop = asyncio.get_running_loop()
+        model = reranker
+
+        async def score(query: str, passages: list[str]) -> list[float]:
+            return await loop.run_in_executor(
+                self._rerank_pool, functools.partial(_rerank, model, query, passages)
+            )
+
+        return RerankStage(reranker.name, score, settings.rerank_budget_ms), None
 
     def _spawn(self, job: Any) -> None:
         task = asyncio.get_running_loop().create_task(job)
@@ -549,6 +622,7 @@ class Runtime:
         if self._batcher is None or self._batcher[0] is not embedder:
             self._batcher = (embedder, batcher_for(embedder))
         embed_query = self._batcher[1].embed
+        stage, rerank_warning = await self._rerank_stage(args, s)
 
         with self._store_faults():
             result = await search.ground(
@@ -568,7 +642,15 @@ class Runtime:
                 # The eligibility filters (search/filters.py): only those the caller sent.
                 **{name: args[name] for name in search.FILTER_PARAMS if name in args},  # type: ignore[literal-required]
                 model=embedder.model_name,  # low_confidence reads the model's cosine scale
+                rerank=stage,
+                mmr=args.get("mmr"),
+                mmr_lambda=args.get("mmr_lambda"),
+                mmr_same_doc_penalty=args.get("mmr_same_doc_penalty"),
+                parent=args.get("parent"),
+                count_tokens=embedder.count_tokens,  # parent's unit: the tokens chunks were cut in
             )
+        if rerank_warning is not None:
+            result["warnings"].append(rerank_warning)
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
         return result
@@ -699,6 +781,7 @@ class Runtime:
         await asyncio.gather(*tasks, return_exceptions=True)
         # Runs still going (a stop during a long index) are not waited for: the process exits next.
         self._index_pool.shutdown(wait=False, cancel_futures=True)
+        self._rerank_pool.shutdown(wait=False, cancel_futures=True)
         self._resolver.close()
 
 
@@ -716,6 +799,11 @@ def _write_files(
     if op == "delete_markdown" and "content" not in args:
         return delete_markdown(spec, args["path"], journal)
     raise Bug(f"unknown write operation {op!r}")
+
+
+def _rerank(reranker: CrossEncoder, query: str, passages: list[str]) -> list[float]:
+    testing_hooks.rerank_pause_point()  # inert outside the test suite
+    return reranker.score(query, passages)
 
 
 def _log_failed_sweep(done: asyncio.Future[list[str]]) -> None:

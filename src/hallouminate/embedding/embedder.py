@@ -64,7 +64,7 @@ class Embedder:
             # nothing: only --force rebuilds damaged files of the right size.
             fix = "run `hallouminate model install --force`"
         else:
-            directory = _fastembed_download(model_name, cache_dir)
+            directory = fastembed_download(model_name, cache_dir)
             fastembed_name = model_name
             fix = f"delete {directory} so that fastembed downloads it again"
         self._model = _load(fastembed_name, directory, cache_dir, threads, model_name, fix)
@@ -145,18 +145,28 @@ def _load(
         ) from exc
 
 
-def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
-    """The directory of a model fastembed knows and we do not provision: from the cache if an earlier
-    download put it there, else fetched once by fastembed's hub download into ``cache_dir``."""
+def fastembed_download(model_name: str, cache_dir: Path, *, reranker: bool = False) -> Path:
+    """The directory of a model fastembed knows and we do not provision (an embedding model, or with
+    ``reranker`` a cross-encoder): from the cache if an earlier download put it there, else fetched once by
+    fastembed's hub download into ``cache_dir``."""
     from fastembed import TextEmbedding
+    from fastembed.rerank.cross_encoder import TextCrossEncoder
 
     from hallouminate.model import PROVISIONED
 
     ours = " and ".join(PROVISIONED)
+    catalog = TextCrossEncoder if reranker else TextEmbedding
     entry = next(
-        (m for m in TextEmbedding.list_supported_models() if m["model"].lower() == model_name.lower()), None
+        (m for m in catalog.list_supported_models() if m["model"].lower() == model_name.lower()), None
     )
     if entry is None or not entry["sources"].get("hf"):
+        if reranker:
+            raise ModelUnavailable(
+                f"Unknown reranker {model_name!r}: fastembed knows no cross-encoder of this name. Set "
+                "`[embeddings] reranker` to one it lists (`TextCrossEncoder.list_supported_models()`, e.g. "
+                "'Xenova/ms-marco-MiniLM-L-6-v2') or to a directory holding one, or remove it.",
+                {"model": model_name},
+            )
         raise ModelUnavailable(
             f"Unknown embedding model {model_name!r}: hallouminate provisions {ours} from PyPI, and fastembed "
             f"does not know this name. Set `[embeddings] model` to one of those, or to a model fastembed "
@@ -190,6 +200,14 @@ def _fastembed_download(model_name: str, cache_dir: Path) -> Path:
         why = (
             "HF_HUB_OFFLINE is set in the daemon's environment" if offline else f"{type(exc).__name__}: {exc}"
         )
+        if reranker:
+            raise ModelUnavailable(
+                f"The reranker {model_name} is not in {cache_dir} and could not be downloaded from the model "
+                f"hub ({why}). No cross-encoder can be installed from PyPI: on a machine without hub access "
+                "remove `[embeddings] reranker`, set it to a directory holding a cross-encoder copied from "
+                f"a machine that has one, or copy a fastembed cache holding {model_name} into {cache_dir}.",
+                {"model": model_name, "cache_dir": str(cache_dir), "repo": repo},
+            ) from exc
         raise ModelUnavailable(
             f"The embedding model {model_name} is not in {cache_dir} and could not be downloaded from the "
             f"model hub ({why}). hallouminate provisions only {ours} from PyPI; on a machine without "

@@ -45,6 +45,11 @@ class GroundArgs(TypedDict):
     fields_not: NotRequired[dict[str, list[str]]]
     min_quality: NotRequired[float]
     include_low_quality: NotRequired[bool]
+    rerank: NotRequired[bool]
+    mmr: NotRequired[bool]
+    mmr_lambda: NotRequired[float]
+    mmr_same_doc_penalty: NotRequired[float]
+    parent: NotRequired[bool]
 
 
 @final

@@ -57,6 +57,16 @@ LIMIT = Range("limit", 1, 1000, default=50)
 SNIPPET_CHARS = Range("snippet_chars", 20, 4000, default=240)
 SEARCH_SETTINGS = (TOP_FILES, CHUNKS_PER_FILE, LIMIT, SNIPPET_CHARS)
 
+# -- rerank (search/rerank.py; docs/adr/0032-rerank-stage.md) ------------------------------------------
+# The model's time for one query's candidates, [search] rerank_budget_ms: past it the fused order is returned
+# with a rerank-timeout warning. A MiniLM-L6-sized cross-encoder needs ~2.3x the time of embedding its 50
+# candidates: ~2 s on 2 idle cores, 9-15 s on busy ones (docs/adr/0032-rerank-stage.md).
+RERANK_BUDGET_MS = Range("rerank_budget_ms", 10, 60_000, default=5_000)
+# The pool the post-fusion stages (rerank, mmr) work on: max(top_files x POOL_PER_FILE, POOL_MIN) fused
+# chunks (GrooveSeek's over-fetch), and at least that many are drawn from each signal.
+POOL_PER_FILE = 5
+POOL_MIN = 50
+
 QUERY_CHARS = Range("query", 1, 2048, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.
 PHRASE_CHARS = Range("query", 1, 512, "characters")
@@ -64,6 +74,42 @@ PHRASE_CHARS = Range("query", 1, 512, "characters")
 SCAN_CAP = 10_000
 # Files listed by output "counts"; more are dropped with a counts-truncated warning.
 COUNTS_MAX_FILES = 2_000
+
+# -- ground's post-retrieval stages (search/mmr.py, search/parent.py, search/spans.py) --------------------
+
+
+@dataclass(frozen=True)
+class Fraction:
+    """An inclusive range of real numbers (a weight), named as the caller writes the parameter."""
+
+    name: str
+    low: float
+    high: float
+    default: float
+
+    def __post_init__(self) -> None:
+        if not self.low <= self.default <= self.high:
+            raise ValueError(f"inconsistent range {self!r}")
+
+    def __contains__(self, value: object) -> bool:
+        # bool is an int subclass; NaN compares false both ways, so it is refused too.
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and self.low <= value <= self.high
+        )
+
+    def number_schema(self) -> dict[str, Any]:
+        return {"minimum": self.low, "maximum": self.high}
+
+
+MMR_LAMBDA = Fraction("mmr_lambda", 0.0, 1.0, default=0.7)
+MMR_SAME_DOC_PENALTY = Fraction("mmr_same_doc_penalty", 0.0, 1.0, default=0.0)
+# parent: a chunk of fewer tokens (the model's) grows to its whole page, others to their siblings; either
+# grows to at most this many tokens.
+PARENT_SHORT_TOKENS = 100
+PARENT_MAX_TOKENS = 2_000
+# match_spans: at most this many spans per chunk, computed only for chunk texts up to this many bytes.
+SPANS_MAX = 100
+SPANS_MAX_TEXT_BYTES = 256 * 1024
 
 # -- names and paths -------------------------------------------------------------------------------------
 CORPUS_NAME_CHARS = Range("corpus", 1, 256, "characters")
@@ -98,5 +144,5 @@ CATEGORY_CHARS = Range("category", 1, 1024, "characters")
 TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 # min_quality (a number): chunks whose index-time quality (0-1) is below it are not candidates; null
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
-MIN_QUALITY = Range("min_quality", 0, 1)
-MIN_QUALITY_DEFAULT = 0.3
+MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
+MIN_QUALITY_DEFAULT = MIN_QUALITY.default

@@ -62,6 +62,24 @@ class GroundStats(TypedDict):
     occurrences: NotRequired[int]
 
 
+class MatchSpan(TypedDict):
+    """A query word in the chunk's text: UTF-8 byte offsets, ``[start, end)``."""
+
+    start: int
+    end: int
+
+
+class ExpandedFrom(TypedDict):
+    """parent: how the chunk's ``text`` was grown. ``adjacent``: the page's chunks ``from_index`` to
+    ``to_index`` (0-based, inclusive), siblings under the same heading; ``whole_document``: all
+    ``total_chunks`` of the page."""
+
+    kind: Literal["adjacent", "whole_document"]
+    from_index: NotRequired[int]
+    to_index: NotRequired[int]
+    total_chunks: NotRequired[int]
+
+
 class GroundChunk(TypedDict):
     heading_path: list[str]
     line_start: int
@@ -76,6 +94,12 @@ class GroundChunk(TypedDict):
     chunk_count: NotRequired[int]
     # Ranked mode: the chunk's index-time quality, 0..1 in steps of 0.01 (ADR 0029).
     quality: NotRequired[float]
+    # parent: the expanded text (line_start/line_end then span it) and how it was grown.
+    text: NotRequired[str]
+    expanded_from: NotRequired[ExpandedFrom]
+    # The query's words in the chunk's text (``text`` when present, else the stored chunk text): absent
+    # when not computed (no searchable word in the query, a text over 256 KiB).
+    match_spans: NotRequired[list[MatchSpan]]
 
 
 class Coverage(TypedDict):
@@ -161,6 +185,29 @@ class FilterApplied(TypedDict):
     phrases: NotRequired[list[str]]
 
 
+# mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence
+# the functional form).
+MmrInfo = TypedDict("MmrInfo", {"lambda": float, "same_doc_penalty": float, "pool": int})
+
+
+class ParentApplied(TypedDict):
+    """parent ran: its token bounds and how many chunks it grew."""
+
+    short_tokens: int
+    max_tokens: int
+    expanded: int
+
+
+class RerankInfo(TypedDict):
+    """The rerank stage, when it re-ordered the result (search/rerank.py)."""
+
+    # The reranker as the config names it ([embeddings] reranker).
+    reranker: str
+    # The fused candidates it re-scored: max(top_files x 5, 50), or fewer when fewer were found.
+    candidates: int
+    took_ms: float
+
+
 class GroundResult(TypedDict):
     query: str
     took_ms: float
@@ -172,6 +219,11 @@ class GroundResult(TypedDict):
     low_confidence: NotRequired[bool]
     # Ranked mode only.
     confidence: NotRequired[GroundConfidence]
+    # Ranked mode, when a reranker re-ordered the candidates (absent when it did not run or timed out).
+    rerank: NotRequired[RerankInfo]
+    # Ranked mode, when asked for: the post-retrieval stages that ran.
+    mmr: NotRequired[MmrInfo]
+    parent: NotRequired[ParentApplied]
     # Present when a filter (or a "-term" / "quoted phrase" of the query) took effect.
     filter_applied: NotRequired[FilterApplied]
 

@@ -21,8 +21,12 @@ from hallouminate.protocol.limits import (
     LIMIT,
     MIN_QUALITY,
     MIN_QUALITY_DEFAULT,
+    MMR_LAMBDA,
+    MMR_SAME_DOC_PENALTY,
     NEGATION_MIN_CHARS,
     PAGE_MAX_BYTES,
+    PARENT_MAX_TOKENS,
+    PARENT_SHORT_TOKENS,
     PATH_CHARS,
     PHRASE_CHARS,
     QUERY_CHARS,
@@ -99,7 +103,7 @@ _FILTER_PROPS: dict[str, Any] = {
     },
     "min_quality": {
         "type": "number",
-        **MIN_QUALITY.integer_schema(),
+        **MIN_QUALITY.number_schema(),
         "description": f"Chunks whose index-time quality is below this are not candidates (default "
         f"{MIN_QUALITY_DEFAULT}; chunks without a quality pass).",
     },
@@ -193,6 +197,39 @@ ARGS: dict[str, dict[str, Any]] = {
                 "citations); chunks without any drop out.",
             },
             **_FILTER_PROPS,
+            "rerank": {
+                "type": "boolean",
+                "description": "Re-score the best fused candidates (max(top_files x 5, 50) chunks) with the "
+                "configured reranker, a cross-encoder, before the per-file cut (default: on when a "
+                "reranker is configured; with none, true only adds a rerank-unavailable warning). Past "
+                "the time budget the fused order is returned with a rerank-timeout warning. Ranked mode "
+                "only.",
+            },
+            "mmr": {
+                "type": "boolean",
+                "description": "Diversify (maximal marginal relevance): reorder the best "
+                "max(top_files x 5, 50) candidate chunks so near-duplicates of a chunk already ranked "
+                "fall back; files rank where their first chunk is picked. Default false. Ranked mode only.",
+            },
+            "mmr_lambda": {
+                "type": "number",
+                **MMR_LAMBDA.number_schema(),
+                "description": f"mmr: weight of relevance against novelty, 1 = relevance only (default "
+                f"{MMR_LAMBDA.default}).",
+            },
+            "mmr_same_doc_penalty": {
+                "type": "number",
+                **MMR_SAME_DOC_PENALTY.number_schema(),
+                "description": "mmr: subtracted from a chunk's score once a chunk of the same page is "
+                f"picked (default {MMR_SAME_DOC_PENALTY.default}).",
+            },
+            "parent": {
+                "type": "boolean",
+                "description": f"Expand each returned chunk into text: under {PARENT_SHORT_TOKENS} tokens "
+                f"to its whole page, else to its neighbouring chunks under the same heading, at most "
+                f"{PARENT_MAX_TOKENS:,} tokens; adds text and expanded_from, widens line_start/line_end; "
+                "score and order unchanged. Default false. Ranked mode only.",
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -285,6 +322,30 @@ GROUND_RESULT: dict[str, Any] = {
                                 "chunk_count": {"type": "integer", "minimum": 1},
                                 # Ranked mode: the chunk's index-time quality (ADR 0029).
                                 "quality": {"type": "number", "minimum": 0, "maximum": 1},
+                                # parent: the expanded text and how it was grown.
+                                "text": {"type": "string"},
+                                "expanded_from": {
+                                    "type": "object",
+                                    "properties": {
+                                        "kind": {"type": "string", "enum": ["adjacent", "whole_document"]},
+                                        "from_index": {"type": "integer", "minimum": 0},
+                                        "to_index": {"type": "integer", "minimum": 0},
+                                        "total_chunks": {"type": "integer", "minimum": 1},
+                                    },
+                                    "required": ["kind"],
+                                },
+                                # UTF-8 byte offsets of the query's words in the chunk's text.
+                                "match_spans": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "start": {"type": "integer", "minimum": 0},
+                                            "end": {"type": "integer", "minimum": 0},
+                                        },
+                                        "required": ["start", "end"],
+                                    },
+                                },
                             },
                             "required": ["heading_path", "line_start", "line_end", "score", "snippet"],
                         },
@@ -352,6 +413,36 @@ GROUND_RESULT: dict[str, Any] = {
                 "zipf_floor": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
+        },
+        # The rerank stage, when it re-ordered the candidates (docs/search.md, "Rerank").
+        "rerank": {
+            "type": "object",
+            "properties": {
+                "reranker": {"type": "string"},
+                "candidates": {"type": "integer", "minimum": 0},
+                "took_ms": {"type": "number"},
+            },
+            "required": ["reranker", "candidates", "took_ms"],
+        },
+        # mmr ran (docs/search.md, "Diversity"): its weights and the candidate chunks it reordered.
+        "mmr": {
+            "type": "object",
+            "properties": {
+                "lambda": {"type": "number"},
+                "same_doc_penalty": {"type": "number"},
+                "pool": {"type": "integer", "minimum": 0},
+            },
+            "required": ["lambda", "same_doc_penalty", "pool"],
+        },
+        # parent ran: its token bounds and how many chunks it expanded.
+        "parent": {
+            "type": "object",
+            "properties": {
+                "short_tokens": {"type": "integer"},
+                "max_tokens": {"type": "integer"},
+                "expanded": {"type": "integer", "minimum": 0},
+            },
+            "required": ["short_tokens", "max_tokens", "expanded"],
         },
     },
     "required": ["query", "took_ms", "stats", "docs", "warnings"],

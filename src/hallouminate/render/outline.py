@@ -28,6 +28,8 @@ def render_ground(result: GroundResult) -> str:
     lines = [f"{result.get('query', '')}  {result.get('took_ms', 0):.0f}ms  {_count(hits, 'hit')}"]
     if "occurrences" in result.get("stats", {}):  # phrase mode
         lines[0] += f"  {_count(result['stats']['occurrences'], 'occurrence')}"
+    if "rerank" in result:
+        lines[0] += f"  reranked by {result['rerank']['reranker']}"
     several = len({doc.get("corpus") for doc in docs}) > 1
     for doc in docs:
         lines.append("")
@@ -48,6 +50,9 @@ def render_ground(result: GroundResult) -> str:
             lines.append(
                 f"  L{chunk['line_start']}-{chunk['line_end']}  {crumb}  ({_score(chunk['score'])}){grouped}"
             )
+            if "text" in chunk:  # parent: the expanded text, as written (it is what was asked for)
+                lines.append(_indent(chunk["text"], "      "))
+                continue
             snippet = " ".join(str(chunk.get("snippet", "")).split())
             if snippet:
                 lines.append(f"      {snippet}")

@@ -8,6 +8,8 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hallouminate.protocol import limits
+
 # A small k lets first places count: see BM25_WEIGHT in ground.py and docs/adr/0012-ranking.md.
 RRF_K = 10.0
 # Scores closer than this (relative; absolute below 1) are the same evidence: 4x float32's epsilon. A
@@ -90,3 +92,9 @@ def rrf_ranks(
 def best_possible(weights: list[float], k: float = RRF_K) -> float:
     """The fused score of an item ranked first in every list: the scale used to report 0..1 scores."""
     return sum(weights) / (k + 1)
+
+
+def pool_size(top_files: int) -> int:
+    """How many fused candidates the post-fusion stages (rerank, mmr) work on, and the least drawn from
+    each signal when one of them runs (GrooveSeek's over-fetch; protocol/limits.py)."""
+    return max(top_files * limits.POOL_PER_FILE, limits.POOL_MIN)

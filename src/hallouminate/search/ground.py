@@ -18,7 +18,14 @@ from typing import Any
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
-from hallouminate.protocol.results import ChunkedDoc, GroundChunk, GroundDoc, GroundResult, GroundWarning
+from hallouminate.protocol.results import (
+    ChunkedDoc,
+    GroundChunk,
+    GroundDoc,
+    GroundResult,
+    GroundWarning,
+    RerankInfo,
+)
 from hallouminate.search import confidence
 from hallouminate.search.assembly import (
     FileEntry,
@@ -31,11 +38,13 @@ from hallouminate.search.assembly import (
     rank_files,
 )
 from hallouminate.search.filters import Eligibility, parse_query
-from hallouminate.search.fusion import RRF_K, best_possible, rrf_ranks, tied_ranks
+from hallouminate.search.fusion import RRF_K, best_possible, pool_size, rrf_ranks, tied_ranks
 from hallouminate.search.literal import LiteralEvidence
 from hallouminate.search.modes import Mode
 from hallouminate.search.phrase import ground_phrase
+from hallouminate.search.rerank import RerankStage, rerank
 from hallouminate.search.snippet import TermFinder, make_snippet
+from hallouminate.search.stages import Stages
 
 # Chosen by measurement (bench/eval_ranking.py; docs/adr/0004, 0012 and 0016): the reference's BM25 2.0 /
 # k 60 let weak keyword matches bury the right page on paraphrased questions. BM25 now votes only for
@@ -65,9 +74,14 @@ class _Plan:
     started: float
     model: str | None = None
     unindexed: list[confidence.RareWord] | None = None
+    stages: Stages | None = None
 
     def finish(
-        self, vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow], empty: list[str]
+        self,
+        vector_rows: list[ChunkRow],
+        keyword_rows: list[ChunkRow],
+        empty: list[str],
+        fusion: Fusion | None = None,
     ) -> GroundResult:
         return assemble(
             self.query,
@@ -84,6 +98,8 @@ class _Plan:
             started=self.started,
             model=self.model,
             unindexed=self.unindexed,
+            stages=self.stages,
+            fusion=fusion,
         )
 
 
@@ -133,14 +149,18 @@ async def ground(
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
-    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); the filters
-    (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval.
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); rerank (optional: a
+    ``RerankStage`` re-scoring the best fused candidates; search/rerank.py); mmr, mmr_lambda,
+    mmr_same_doc_penalty, parent, count_tokens (optional: the post-retrieval stages, search/stages.py);
+    the filters (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval.
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    stage: RerankStage | None = params.pop("rerank", None)
+    stages = Stages.take(params, phrase=mode.phrase)
     # Phrase mode's query is one literal phrase: no query syntax there, the filters alone.
     syntax = None if mode.phrase or not isinstance(query, str) else parse_query(query)
     eligible = Eligibility.take(params, syntax)
@@ -152,27 +172,41 @@ async def ground(
         return _with_filters(found, eligible)
     plan = _plan(corpora, query, **params)
     plan.model = model
+    plan.stages = stages
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     # What is searched: the query without its "-term" groups and quote marks (search/filters.py).
     searched = syntax.text if syntax is not None else query
     plan.terms = query_terms(searched)
+    # The post-fusion stages over-fetch: their pool is drawn from each signal.
+    fetch = max(plan.limit, pool_size(plan.top_files)) if stage is not None or stages.mmr else plan.limit
     vector = await embed_query(searched)
     keyword_rows: list[ChunkRow]
     if plan.terms:
         # The two searches overlap well (each is mostly fixed per-query cost in LanceDB's runtime).
         vector_rows, keyword_rows, plan.unindexed = await asyncio.gather(
-            reader.vector_search(vector, plan.keys, plan.limit, eligible),
-            reader.fts_search(plan.terms, plan.keys, plan.limit, eligible),
+            reader.vector_search(vector, plan.keys, fetch, eligible),
+            reader.fts_search(plan.terms, plan.keys, fetch, eligible),
             _unindexed(reader, plan.keys, confidence.rare_words(searched, plan.terms)),
         )
     else:
-        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, plan.limit, eligible), []
+        vector_rows, keyword_rows = await reader.vector_search(vector, plan.keys, fetch, eligible), []
     empty = await empty_keys(reader, plan.keys)
     vector_rows, keyword_rows = mode.view(vector_rows), mode.view(keyword_rows)
-    result = mode.finish(plan.finish(vector_rows, keyword_rows, empty), params["chunks_per_file"])
+    fusion = None
+    if stage is not None:
+        fusion = fuse(plan.terms, vector_rows, keyword_rows)
+        reranked = await rerank(searched, fusion.scores, fusion.rows, stage, plan.top_files)
+        fusion.scores, fusion.rerank = reranked.scores, reranked.info
+        if reranked.warning is not None:
+            fusion.warnings.append(reranked.warning)
+    await stages.fetch_vectors(reader, [*vector_rows, *keyword_rows], plan.keys)
+    result = mode.finish(plan.finish(vector_rows, keyword_rows, empty, fusion), params["chunks_per_file"])
+    result = await stages.finish(reader, result, plan.terms)
     if syntax is not None and syntax.warnings:
         result["warnings"] = [*syntax.warnings, *result["warnings"]]
-    return _with_filters(result, eligible)
+    result = _with_filters(result, eligible)
+    result["took_ms"] = round((time.perf_counter() - plan.started) * 1000, 3)  # the stages' time too
+    return result
 
 
 def _with_filters(result: GroundResult, eligible: Eligibility) -> GroundResult:
@@ -194,28 +228,21 @@ async def _unindexed(
     return [word for word, rows in zip(rare, found, strict=True) if not rows]
 
 
-def assemble(
-    query: str,
-    terms: list[str],
-    vector_rows: list[ChunkRow],
-    keyword_rows: list[ChunkRow],
-    names: list[str],
-    *,
-    priority_corpus: str | None,
-    top_files: int,
-    chunks_per_file: int,
-    snippet_chars: int,
-    empty_corpora: list[str],
-    started: float,
-    display: dict[str, str] | None = None,
-    model: str | None = None,
-    unindexed: Sequence[confidence.RareWord] | None = None,
-) -> GroundResult:
-    """Fuse the candidate lists, roll chunks up per file, cut, and shape the result (pure).
+@dataclass
+class Fusion:
+    """The fused candidates: chunk id -> fused score (``scale`` is the best possible), every row by id,
+    the literal evidence, the warnings so far, and what a rerank stage did to the scores."""
 
-    ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
-    corpus names shown to callers.
-    """
+    scores: dict[str, float]
+    scale: float
+    rows: dict[str, ChunkRow]
+    evidence: LiteralEvidence | None
+    warnings: list[GroundWarning]
+    rerank: RerankInfo | None = None
+
+
+def fuse(terms: list[str], vector_rows: list[ChunkRow], keyword_rows: list[ChunkRow]) -> Fusion:
+    """Fuse the vector and BM25 candidate lists by weighted RRF (pure)."""
     warnings: list[GroundWarning] = []
     lists = [tied_ranks(vector_rows)]
     weights = [VECTOR_WEIGHT]
@@ -242,14 +269,45 @@ def assemble(
     if evidence is None:
         for row in [*vector_rows, *keyword_rows]:
             rows.setdefault(row["id"], row)
+    return Fusion(fused, scale, rows, evidence, warnings)
 
-    files = _group(rows, fused, scale, evidence)
+
+def assemble(
+    query: str,
+    terms: list[str],
+    vector_rows: list[ChunkRow],
+    keyword_rows: list[ChunkRow],
+    names: list[str],
+    *,
+    priority_corpus: str | None,
+    top_files: int,
+    chunks_per_file: int,
+    snippet_chars: int,
+    empty_corpora: list[str],
+    started: float,
+    display: dict[str, str] | None = None,
+    model: str | None = None,
+    unindexed: Sequence[confidence.RareWord] | None = None,
+    stages: Stages | None = None,
+    fusion: Fusion | None = None,
+) -> GroundResult:
+    """Fuse the candidate lists (unless ``fusion`` is given: fused, then reranked), roll chunks up per
+    file, cut, and shape the result (pure).
+
+    ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
+    corpus names shown to callers.
+    """
+    fusion = fusion or fuse(terms, vector_rows, keyword_rows)
+    warnings, fused, evidence = fusion.warnings, fusion.scores, fusion.evidence
+    files = _group(fusion.rows, fused, fusion.scale, evidence)
     priority = priority_corpus if priority_corpus in names and len(names) > 1 else None
     ranked = rank_files(files, priority_corpus)
+    if stages is not None and stages.mmr is not None:
+        ranked = _diversified(ranked, stages.diversify(fused, fusion.rows, top_files))
     chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
     docs: list[GroundDoc] = [
-        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars) for f in chosen
+        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars, stages) for f in chosen
     ]
     if display:
         for doc in docs:
@@ -259,7 +317,7 @@ def assemble(
     low = not docs or confidence.is_low(signals, model)
     if low:
         warnings.append(confidence.warning(signals))
-    return {
+    result: GroundResult = {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),
         "stats": {"hits": len(fused)},
@@ -268,6 +326,9 @@ def assemble(
         "low_confidence": low,
         "confidence": signals,
     }
+    if fusion.rerank is not None:
+        result["rerank"] = fusion.rerank
+    return result
 
 
 def _group(
@@ -297,6 +358,17 @@ def _group(
     return list(files.values())
 
 
+def _diversified(ranked: list[RankedFile], picked: dict[str, int]) -> list[RankedFile]:
+    """Files in mmr's order: each where its first picked chunk was picked; files with no chunk in the
+    pool after them, in score order (search/mmr.py)."""
+    unpicked = len(picked)
+
+    def first_pick(entry: RankedFile) -> int:
+        return min((picked.get(row["id"], unpicked) for _score, row in entry.chunks), default=unpicked)
+
+    return sorted(ranked, key=first_pick)  # stable: score order among the unpicked
+
+
 def _describe(entry: RankedFile) -> RankedFile:
     """Fill a file's own fields from its first row: done only for the files shown, not every candidate's."""
     row = entry.chunks[0][1]
@@ -309,7 +381,12 @@ def _describe(entry: RankedFile) -> RankedFile:
 
 
 def _doc(
-    entry: RankedFile, terms: list[str], finder: TermFinder, chunks_per_file: int, snippet_chars: int
+    entry: RankedFile,
+    terms: list[str],
+    finder: TermFinder,
+    chunks_per_file: int,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> ChunkedDoc:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
@@ -326,7 +403,7 @@ def _doc(
         "summary": entry.summary,
         "keywords": entry.keywords,
         "stale": is_stale(entry),
-        "chunks": [_chunk(score, row, terms, finder, snippet_chars) for score, row in best],
+        "chunks": [_chunk(score, row, terms, finder, snippet_chars, stages) for score, row in best],
     }
 
 
@@ -335,7 +412,12 @@ def _chunk_order(scored: tuple[float, ChunkRow]) -> tuple[float, int]:
 
 
 def _chunk(
-    score: float, row: ChunkRow, terms: list[str], finder: TermFinder, snippet_chars: int
+    score: float,
+    row: ChunkRow,
+    terms: list[str],
+    finder: TermFinder,
+    snippet_chars: int,
+    stages: Stages | None = None,
 ) -> GroundChunk:
     chunk: GroundChunk = {
         "heading_path": list(row["heading_path"] or []),
@@ -350,4 +432,6 @@ def _chunk(
     quality = row.get("quality")
     if quality is not None:  # scored at index time (ADR 0029); float32 in the store, so rounded
         chunk["quality"] = round(float(quality), 2)
+    if stages is not None:
+        stages.remember(row, chunk)
     return chunk

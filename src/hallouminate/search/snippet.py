@@ -9,7 +9,8 @@ from hallouminate.analysis import TokenFinder
 
 ELLIPSIS = "…"
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}(?:\s.*)?$")
-_WORD = re.compile(r"\w+")
+# A word as the analyser cuts them (its tokenizer splits on anything not alphanumeric, "_" included).
+_WORD = re.compile(r"[^\W_]+")
 
 # Finds the query's tokens in a chunk's text: the words whose token (by the analyser of BM25) is one of
 # them, so a snippet shows the words that matched ("run the job" for "running jobs"). Built once per query.

@@ -9,6 +9,7 @@ committed since the last query, so a search always sees every finished write.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import functools
 import os
 from collections.abc import Sequence
@@ -111,6 +112,14 @@ class _CorpusRows:
     @functools.cached_property
     def ids(self) -> dict[str, int]:  # BM25 hits name rows by id; a vector search never needs this
         return {row_id: i for i, row_id in enumerate(self.rows["id"].to_pylist())}
+
+    @functools.cached_property
+    def vector_of(self) -> np.ndarray:  # row -> its vector's place in ``matrix`` (mmr)
+        return np.argsort(self.row_of)
+
+    @functools.cached_property
+    def paths(self) -> list[str]:  # each row's path, sorted (scan order): a page's rows by bisection (parent)
+        return cast("list[str]", self.rows["path"].to_pylist())
 
 
 def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[ChunkRow]:
@@ -509,6 +518,49 @@ class AsyncReader:
                     row["score"] = 1.0 - float(row.pop("_distance"))
                 return cast("list[ChunkRow]", kept[:limit])
             fetch *= 4
+
+    async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
+        """The unit vectors of the chunks ``ids``, in that order (a zero row for one no longer stored)."""
+        table = await self._fresh_table()
+        out = np.zeros((len(ids), self._store.dim), dtype=np.float32)
+        if not ids:
+            return out
+        sizes = [await self.count_rows(corpus) for corpus in corpora]
+        if sum(sizes) <= self._in_memory_rows:
+            loaded = [await self._in_memory(table, corpus) for corpus in corpora]
+            for i, row_id in enumerate(ids):
+                for held in loaded:
+                    row = held.ids.get(row_id)
+                    if row is not None:
+                        out[i] = held.matrix[held.vector_of[row]]
+                        break
+            return out
+        found = await table.query().where(sql.in_list("id", list(ids))).select(["id", "vector"]).to_arrow()
+        place = {row_id: i for i, row_id in enumerate(found["id"].to_pylist())}
+        matrix = found["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = matrix.reshape(-1, self._store.dim).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        for i, row_id in enumerate(ids):
+            at = place.get(row_id)
+            if at is not None:
+                out[i] = matrix[at]
+        return out
+
+    async def page_rows(self, corpus: str, path: str) -> list[ChunkRow]:
+        """Every chunk of one page by ordinal: the result columns and ``ordinal``."""
+        table = await self._fresh_table()
+        if await self.count_rows(corpus) <= self._in_memory_rows:
+            held = await self._in_memory(table, corpus)
+            low = bisect.bisect_left(held.paths, path)
+            high = bisect.bisect_right(held.paths, path, lo=low)
+            return cast("list[ChunkRow]", held.rows.slice(low, high - low).to_pylist())
+        rows: list[ChunkRow] = (
+            await table.query()
+            .where(f"corpus = {sql.literal(corpus)} AND path = {sql.literal(path)}")
+            .select([*RESULT_COLUMNS, "ordinal"])
+            .to_list()
+        )
+        return sorted(rows, key=lambda row: row["ordinal"])
 
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
