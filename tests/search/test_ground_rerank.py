@@ -40,7 +40,7 @@ PAGES = {
     "zoo-zebra.md": "# Zoo notes\n\nThe zebra enclosure is cleaned on Mondays.\n",
     "zoo-tiger.md": "# Big cats\n\nThe tiger sleeps most of the afternoon.\n",
     "kitchen.md": "# Kitchen\n\nThe kettle is descaled each week.\n",
-    "garden.md": "# Garden\n\nTomatoes are watered at dawn.\n",
+    "garden.md": "# Garden\n\nTomatoes are watered at dawn, every day.\n",
 }
 BUDGET_MS = 1500
 
