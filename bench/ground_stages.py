@@ -75,6 +75,11 @@ STAGES: dict[str, Stage] = {
     "negation (common word)": lambda q: {"query": f"{q} -{_word(0)}"},
     "negation (rare word)": lambda q: {"query": f"{q} -{_word(VOCABULARY - 1)}"},
     "quoted phrase": lambda q: {"query": f'"{" ".join(q.split()[:2])}" {" ".join(q.split()[2:])}'},
+    # The post-retrieval stages (search/stages.py). Rerank needs a cross-encoder, none of which can be
+    # installed here: bench/rerank.py measures it with a stand-in of the same size.
+    "mmr": {"mmr": True},
+    "mmr (same-doc penalty 0.3)": {"mmr": True, "mmr_same_doc_penalty": 0.3},
+    "parent": {"parent": True},
 }
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qu", "di", "fa", "gu", "he"]
@@ -203,6 +208,8 @@ async def measure(store: Any, embedder: Any, chunks: int, rounds: int, seed: int
     async def once(name: str, query: str) -> float:
         params = stage_params(STAGES[name], query)
         text = params.pop("query")
+        if params.get("parent"):
+            params["count_tokens"] = embedder.count_tokens  # as the daemon passes it
         started = time.perf_counter()
         result = await ground(
             reader,

@@ -9,10 +9,8 @@ For each set (eval, heldout, sample; indexed as bench/eval_ranking.py does, with
    least one chunk of that file (with that heading path) scores >= the threshold. Every query whose answer
    does not survive is listed.
 3. The ranking ``ground`` returns (R@1, R@5, MRR by file, exact top chunk: eval_ranking's measures) with
-   every chunk and with the chunks under the threshold removed before retrieval. The removal is exact
-   pre-filtering, simulated on the reader: each signal is asked for ``limit`` + (chunks under the
-   threshold) candidates, the low ones dropped, and the first ``limit`` kept, which is the top ``limit``
-   of the eligible chunks.
+   every chunk (``include_low_quality``) and with ``ground``'s own ``min_quality`` filter at the threshold,
+   which removes the chunks under it before retrieval (search/filters.py).
 
 Usage: .venv/bin/python bench/quality.py [--set eval|heldout|sample|all] [--threshold 0.3] [--examples 12]
        .venv/bin/python bench/quality.py --wiki DIR  (any Markdown tree, unlabelled: the distribution only;
@@ -25,7 +23,6 @@ import argparse
 import asyncio
 import sys
 from collections import Counter
-from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,29 +37,6 @@ from hallouminate.indexing.quality import chunk_quality
 from hallouminate.search import ground
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
-
-
-class EligibleReader:
-    """The daemon's reader with the chunks under ``threshold`` left out of both signals' candidates."""
-
-    def __init__(self, reader: AsyncReader, threshold: float, low_chunks: int) -> None:
-        self.reader = reader
-        self.threshold = threshold
-        self.extra = low_chunks
-
-    def _keep(self, rows: list[Any], limit: int) -> list[Any]:
-        return [
-            r for r in rows if (r.get("quality") if r.get("quality") is not None else 1.0) >= self.threshold
-        ][:limit]
-
-    async def vector_search(self, vector: Any, corpora: Sequence[str], limit: int) -> list[Any]:
-        return self._keep(await self.reader.vector_search(vector, corpora, limit + self.extra), limit)
-
-    async def fts_search(self, terms: Sequence[str], corpora: Sequence[str], limit: int) -> list[Any]:
-        return self._keep(await self.reader.fts_search(terms, corpora, limit + self.extra), limit)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.reader, name)
 
 
 def all_rows(store: Store, spec: CorpusSpec) -> list[dict[str, Any]]:
@@ -124,19 +98,19 @@ async def rankings(
     limit: int,
     queries: list[dict[str, Any]],
     threshold: float,
-    low: int,
 ) -> list[tuple[str, dict[str, float]]]:
     reader = AsyncReader(store)
     embed_query = partial(asyncio.to_thread, embedder.embed_query)
     out: list[tuple[str, dict[str, float]]] = []
-    for label, source in (
-        ("all chunks", reader),
-        (f"quality >= {threshold}", EligibleReader(reader, threshold, low)),
+    # ground's own quality filter (search/filters.py), off and at the threshold.
+    for label, floor in (
+        ("all chunks", {"include_low_quality": True}),
+        (f"quality >= {threshold}", {"min_quality": threshold}),
     ):
 
-        async def fused(query: str, source: Any = source) -> list[tuple[str, list[str]]]:
+        async def fused(query: str, floor: dict[str, Any] = floor) -> list[tuple[str, list[str]]]:
             result = await ground(
-                source,
+                reader,
                 embed_query,
                 [spec],
                 query,
@@ -145,6 +119,7 @@ async def rankings(
                 chunks_per_file=1,
                 limit=limit,
                 snippet_chars=80,
+                **floor,
             )
             return [(doc["path"], doc["chunks"][0]["heading_path"]) for doc in result["docs"]]
 
@@ -178,9 +153,8 @@ def main() -> None:
             rows = all_rows(store, spec)
             distribution(name, rows, opts.threshold, opts.examples)
             answers(queries, rows, opts.threshold)
-            low = sum(1 for r in rows if r["quality"] is not None and r["quality"] < opts.threshold)
             for label, m in asyncio.run(
-                rankings(store, embedder, spec, settings.limit, queries, opts.threshold, low)
+                rankings(store, embedder, spec, settings.limit, queries, opts.threshold)
             ):
                 results.append((name, label, m))
     print(f"\n{'set':8s} {'chunks':16s} {'n':>4s} {'R@1':>6s} {'R@5':>6s} {'MRR':>6s} {'exact':>6s}")

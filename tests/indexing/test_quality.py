@@ -59,11 +59,22 @@ def test_scores_are_exact_decimals_in_0_to_1() -> None:
     }
 
 
-# -- what is measured: the body, without the heading lines (they are the breadcrumb) ----------------------
-def test_heading_lines_do_not_count_as_text_or_as_a_second_line() -> None:
+# -- what is measured: length and lines on the whole chunk, heading line included (as GrooveSeek) ---------
+def test_a_short_fact_under_its_heading_is_kept_by_the_default_threshold() -> None:
     line = "Backups run nightly at 02:00 UTC and are kept for 35 days."
-    assert score(f"## Schedule\n\n{line}", ["Backups", "Schedule"]) == score(line) == 0.7
-    assert score(f"Schedule\n--------\n\n{line}") == 0.7  # a setext heading too
+    assert score(line) == 0.7  # a line on its own: a fragment cut from a longer section
+    assert score(f"## Schedule\n\n{line}", ["Backups", "Schedule"]) == 1.0
+    assert score(f"Schedule\n--------\n\n{line}") == 1.0  # a setext heading too
+    owner = chunk_quality("## Owner\n\n@alice", ["Service", "Owner"])
+    assert owner.reasons == ("short",) and owner.score == 0.4 >= 0.3
+
+
+def test_a_page_of_one_short_chunk_is_the_whole_page_and_is_never_short() -> None:
+    assert score("Restart the daemon.") == 0.1  # a fragment of a longer page: dropped by default
+    whole = chunk_quality("Restart the daemon.", whole_page=True)
+    assert whole.score == 1.0 and whole.reasons == ()
+    # Boilerplate is still boilerplate on a one-chunk page.
+    assert chunk_quality("[Home](index.md)", whole_page=True).reasons == ("links-only",)
 
 
 def test_a_chunk_of_only_headings_scores_zero() -> None:
@@ -229,4 +240,5 @@ def test_a_page_scores_its_prose_high_and_its_link_and_licence_sections_low() ->
         200,
     )
     scores = {chunk.heading_path[-1]: score(chunk.text, chunk.heading_path) for chunk in page.chunks}
-    assert scores == {"Database failover": 1.0, "See also": 0.5, "License": 0.2}
+    # The licence line sits under its heading: two lines, so boilerplate alone (0.5).
+    assert scores == {"Database failover": 1.0, "See also": 0.5, "License": 0.5}

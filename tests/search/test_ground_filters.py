@@ -53,7 +53,8 @@ PAGES = {
 }
 # Many strong matches for QUESTION in bulk/, a few weak ones in rare/: with a small candidate pool the
 # unfiltered search never reaches rare/, a filter on it must still fill top_files from it.
-# A stub scored 0.1 at index time (shorter than 30 characters, one line: indexing/quality.py).
+# A stub of two low chunks (indexing/quality.py): a one-line fragment under 30 characters (0.1) and a short
+# link list (0.0). (A page of one short chunk is the whole page and keeps a full score.)
 STUB = "stubs/lantern.md"
 QUESTION = "harbour crane maintenance schedule"
 BULK = 40
@@ -113,7 +114,7 @@ def world(model_cache: Path) -> Iterator[World]:
             write(notes / "bulk" / f"crane{n}.md", _bulk(n))
         for n in range(RARE):
             write(notes / "rare" / f"yard{n}.md", _rare(n))
-        write(notes / STUB, "# Lantern\n\nLantern service deployment.\n")
+        write(notes / STUB, "Lantern service deployment.\n\n# See\n\n[Home](index.md)\n")
         box.start_daemon()
         client = McpClient(box)
         try:
@@ -226,7 +227,7 @@ def test_min_quality_drops_low_quality_chunks_by_default(world: World) -> None:
     assert STUB in world.paths(query=LANTERN, top_files=60, min_quality=0.05)
     strict = world.ground(query=LANTERN, top_files=60, min_quality=0.9)
     assert all(chunk["quality"] >= 0.9 for doc in strict["docs"] for chunk in doc["chunks"])
-    assert "readme.md" not in {doc["path"] for doc in strict["docs"]}  # one line under 80 characters: 0.7
+    assert STUB not in {doc["path"] for doc in strict["docs"]}
 
 
 def test_min_quality_is_checked_and_echoed_when_set(world: World) -> None:

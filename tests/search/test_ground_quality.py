@@ -153,3 +153,19 @@ def test_a_version_4_store_is_rebuilt_by_the_next_index_run_with_the_column(sand
     kill_daemon_of(sandbox)
     schema = lancedb.connect(str(store_dir(sandbox))).open_table("chunks").schema
     assert "quality" in schema.names and schema.metadata[b"hallouminate.schema"] == b"5"
+
+
+
+def test_a_page_of_one_short_line_is_found_under_the_default_floor(world: World) -> None:
+    # Under 30 characters on one line scores 0.1 as a fragment of a page; as the whole page it is what
+    # its author wrote and must stay findable (indexing/quality.py).
+    write(world.repo / ".hallouminate" / "wiki" / "owner.md", "Numbat payments owner: @alice\n")
+    deadline = time.monotonic() + 120
+    while True:  # the watcher indexes the page; no index call
+        result = world.ground(query="who owns numbat payments")
+        doc = next((d for d in result["docs"] if d["path"] == "owner.md"), None)
+        if doc is not None:
+            break
+        assert time.monotonic() < deadline, "owner.md was never found"
+        time.sleep(0.5)
+    assert [chunk["quality"] for chunk in doc["chunks"]] == [1.0]

@@ -1,10 +1,15 @@
 """How much a chunk is worth showing, 0..1, scored once at index time (domain; pure; ADR 0029).
 
-GrooveSeek's rule, read on the chunk's *body* (its text without the heading lines, whose words are the
-breadcrumb, ``heading_path``): start at 1.0; shorter than 30 characters -0.6; boilerplate -0.5; a
-single line shorter than 80 characters -0.3; clamped to 0..1. ``ground`` drops chunks under
-``min_quality`` (0.3 by default), so only a chunk with two of the three faults falls out: a short
-one-liner (0.1), a boilerplate one-liner (0.2), short boilerplate (0.0).
+GrooveSeek's rule: start at 1.0; shorter than 30 characters -0.6; boilerplate -0.5; a single line
+shorter than 80 characters -0.3; clamped to 0..1. ``ground`` drops chunks under ``min_quality`` (0.3 by
+default), so only a chunk with two of the three faults falls out: a short one-liner (0.1), a
+boilerplate one-liner (0.2), short boilerplate (0.0).
+
+Length and lines are read on the chunk's whole text, its heading line included, as GrooveSeek reads
+its chunks: a short fact under its heading ("## Owner" / "@alice") is the section's content and stays
+(0.4), while a lone heading has no text (below). A page's only chunk is never short: it is the whole
+page, however brief, and a page its author wrote must stay findable. Boilerplate is read on the *body*
+(the text without its heading lines, whose words are the breadcrumb, ``heading_path``).
 
 Boilerplate is what any wiki carries besides its content, recognised by its form, not by its topic:
 
@@ -104,20 +109,22 @@ class Quality:
     reasons: tuple[Reason, ...]
 
 
-def chunk_quality(text: str, heading_path: list[str] | None = None) -> Quality:
-    """Score one chunk from its stored ``text`` (verbatim lines) and its breadcrumb."""
+def chunk_quality(text: str, heading_path: list[str] | None = None, *, whole_page: bool = False) -> Quality:
+    """Score one chunk from its stored ``text`` (verbatim lines) and its breadcrumb; ``whole_page``: it
+    is its page's only chunk (then it is not penalised for length)."""
     body = _body(text)
-    flat = " ".join(body.split())
+    whole = text.strip()
+    flat = " ".join(whole.split())
     reasons: list[Reason] = []
     penalty = 0.0
-    if len(flat) < SHORT_CHARS:
+    if len(flat) < SHORT_CHARS and not whole_page:
         reasons.append("short")
         penalty += SHORT_PENALTY
     boilerplate = _boilerplate(body, heading_path or [])
     if boilerplate is not None:
         reasons.append(boilerplate)
         penalty += BOILERPLATE_PENALTY
-    if "\n" not in body and len(flat) < ONE_LINE_CHARS:
+    if "\n" not in whole and len(flat) < ONE_LINE_CHARS and not whole_page:
         reasons.append("one-line")
         penalty += ONE_LINE_PENALTY
     # Rounded so the possible scores are the exact decimals 1.0, 0.7, 0.5, 0.4, 0.2, 0.1 and 0.0.
@@ -126,8 +133,7 @@ def chunk_quality(text: str, heading_path: list[str] | None = None) -> Quality:
 
 def _body(text: str) -> str:
     """The chunk's lines without its heading lines (ATX, or a setext underline's title), outer blanks
-    trimmed: the headings' words are the breadcrumb, and a heading line would give every section's
-    first chunk a second line."""
+    trimmed: the headings' words are the breadcrumb (boilerplate is judged without them)."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     kept: list[str] = []
     fence: str | None = None
