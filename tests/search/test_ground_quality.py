@@ -155,7 +155,6 @@ def test_a_version_4_store_is_rebuilt_by_the_next_index_run_with_the_column(sand
     assert "quality" in schema.names and schema.metadata[b"hallouminate.schema"] == b"5"
 
 
-
 def test_a_page_of_one_short_line_is_found_under_the_default_floor(world: World) -> None:
     # Under 30 characters on one line scores 0.1 as a fragment of a page; as the whole page it is what
     # its author wrote and must stay findable (indexing/quality.py).

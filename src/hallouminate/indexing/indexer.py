@@ -181,7 +181,9 @@ class _Pending:
                 "page": chunk.page if isinstance(chunk, TextChunk) else None,
                 "keywords": self.keywords,
                 "fields": self.fields_json,
-                "quality": chunk_quality(chunk.text, chunk.heading_path, whole_page=len(self.chunks) == 1).score,
+                "quality": chunk_quality(
+                    chunk.text, chunk.heading_path, whole_page=len(self.chunks) == 1
+                ).score,
                 "vector": vector,
             }
             for chunk, vector in zip(self.chunks, vectors, strict=True)
