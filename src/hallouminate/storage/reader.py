@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import functools
+import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -63,6 +64,14 @@ class _CorpusRows:
     @functools.cached_property
     def pages(self) -> eligibility.Pages:  # read by filtered searches only; kept until the next commit
         return eligibility.Pages(self.rows)
+
+    def quality_passing(self, min_quality: float) -> int:
+        """How many rows the quality floor lets through (cached until the next commit)."""
+        key = ("quality-passing", min_quality)
+        if key not in self.masks:
+            self.masks[key] = eligibility.quality_mask(self.rows, min_quality)
+        mask = self.masks[key]
+        return self.rows.num_rows if mask is None else int(mask.sum())
 
     def mask(self, eligible: EligibilityPort | None) -> np.ndarray | None:
         """Rows (scan order) the filter's page rules and quality floor let through; None: every row."""
@@ -423,7 +432,16 @@ class AsyncReader:
                 passing += held.rows.num_rows if mask is None else int(mask.sum())
         scope = eligibility.lexical_scope(eligible, files)
         share = passing / total if total else 1.0
-        fetch = limit
+        # The hits tantivy gives pass the page rules already; the quality floor is checked here. Ask for
+        # enough that ``limit`` pass it the first time (with a margin): the default floor drops a few
+        # percent of a wiki's chunks, and a second search cost ~20% of a query.
+        rows_in = sum(held.rows.num_rows for held in loaded)
+        kept = sum(held.quality_passing(eligible.min_quality) for held in loaded)
+        fetch = (
+            limit
+            if kept >= rows_in
+            else min(math.ceil(limit * rows_in / max(kept, 1) * 1.2) + 8, 100 * limit)
+        )
         while True:
             hits = self._store.lexical.search(terms, corpora, fetch, scope, numbers, share)
             if in_memory:
