@@ -60,7 +60,7 @@ SEARCH_SETTINGS = (TOP_FILES, CHUNKS_PER_FILE, LIMIT, SNIPPET_CHARS)
 # -- rerank (search/rerank.py; docs/adr/0032-rerank-stage.md) ------------------------------------------
 # The model's time for one query's candidates, [search] rerank_budget_ms: past it the fused order is returned
 # with a rerank-timeout warning. A MiniLM-L6-sized cross-encoder needs ~2.3x the time of embedding its 50
-# candidates: ~2 s on 2 idle cores, 9-15 s on busy ones (docs/adr/0032-rerank-stage.md).
+# candidates: ~3 s on 2 idle cores, 9-15 s on busy ones (docs/adr/0032-rerank-stage.md).
 RERANK_BUDGET_MS = Range("rerank_budget_ms", 10, 60_000, default=5_000)
 # The pool the post-fusion stages (rerank, mmr) work on: max(top_files x POOL_PER_FILE, POOL_MIN) fused
 # chunks (GrooveSeek's over-fetch), and at least that many are drawn from each signal.
