@@ -67,7 +67,7 @@ class _CorpusRows:
 
     def quality_passing(self, min_quality: float) -> int:
         """How many rows the quality floor lets through (cached until the next commit)."""
-        key = ("quality-passing", min_quality)
+        key = ("", min_quality)  # the key ``mask`` gives a filter without page rules: the same mask
         if key not in self.masks:
             self.masks[key] = eligibility.quality_mask(self.rows, min_quality)
         mask = self.masks[key]
