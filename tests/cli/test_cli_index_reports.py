@@ -99,7 +99,9 @@ def test_problems_found_by_the_watcher_are_named_survive_a_restart_and_go_when_f
     problem = problems_by_path(stats)["broken.md"]
     assert problem["problem"] == "frontmatter" and problem["indexed"] is True
     assert "not valid YAML" in problem["detail"]
-    assert "watcher: repo:sample:wiki: broken.md: frontmatter is not valid YAML" in sandbox.daemon_log_text()
+    # Logged once the watcher's run returns, a moment after its rows are committed: waited for too.
+    logged = "watcher: repo:sample:wiki: broken.md: frontmatter is not valid YAML"
+    wait_for(lambda: logged in sandbox.daemon_log_text())
     assert stats["indexed_files"] == len(SMALL_WIKI) + 1 and stats["skipped_files"] == 0
 
     text = hm(sandbox, "status", cwd=repo)
