@@ -74,8 +74,11 @@ class DaemonConnection:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        kb: bool = False,
     ) -> Any:
-        """Send one request and wait for its answer; raise the daemon's error as our own type."""
+        """Send one request and wait for its answer; raise the daemon's error as our own type.
+
+        ``kb``: ``cwd`` is itself a knowledge base, served as one corpus ``kb`` (``serve --kb-path``)."""
         if self._closed_error is not None:
             raise self._closed_error
         rid = next(self._ids)
@@ -84,7 +87,7 @@ class DaemonConnection:
         if on_progress is not None:
             self._progress[rid] = on_progress
         try:
-            frame = encode_frame(request_message(rid, op, cwd, args, stream=on_progress is not None))
+            frame = encode_frame(request_message(rid, op, cwd, args, stream=on_progress is not None, kb=kb))
             async with self._write_lock:
                 self._writer.write(frame)
                 await self._writer.drain()

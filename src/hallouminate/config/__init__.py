@@ -8,8 +8,15 @@ from __future__ import annotations
 from hallouminate.config.discover import discover_repositories
 from hallouminate.config.init_repo import INDEX_END, INDEX_START, init_repo
 from hallouminate.config.merge import SETTING_FIELDS, wiki_corpus_name
-from hallouminate.config.resolve import corpus_for, find_repo_root, load_baseline, resolve
-from hallouminate.config.types import CorpusKind, CorpusSpec, Resolved, Settings
+from hallouminate.config.resolve import (
+    KB_CORPUS,
+    as_knowledge_base,
+    corpus_for,
+    find_repo_root,
+    load_baseline,
+    resolve,
+)
+from hallouminate.config.types import CorpusKind, CorpusSpec, Resolved, Settings, Where
 from hallouminate.config.validate import (
     baseline_template,
     describe_effective,
@@ -21,11 +28,14 @@ from hallouminate.config.validate import (
 __all__ = [
     "INDEX_END",
     "INDEX_START",
+    "KB_CORPUS",
     "SETTING_FIELDS",
     "CorpusKind",
     "CorpusSpec",
     "Resolved",
     "Settings",
+    "Where",
+    "as_knowledge_base",
     "baseline_template",
     "corpus_for",
     "describe_effective",

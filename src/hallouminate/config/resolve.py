@@ -12,7 +12,7 @@ from hallouminate.config import defaults
 from hallouminate.config.discover import ScanObserver, discover_repositories
 from hallouminate.config.layer import Layer, read_layer, scalar
 from hallouminate.config.merge import merge
-from hallouminate.config.types import CorpusSpec, Resolved
+from hallouminate.config.types import CorpusSpec, Resolved, Where
 from hallouminate.errors import ConfigError, InvalidArgument, NotFound
 from hallouminate.gitdirs import checkout_root, git_common_dir
 
@@ -43,6 +43,29 @@ def resolve(cwd: Path, observer: ScanObserver | None = None) -> Resolved:
     if checkout is not None:
         return merge(layers, cwd)
     return _resolve_above_repositories(cwd, layers, observer)
+
+
+# A knowledge base served by `serve --kb-path DIR`: DIR is one corpus of its own, named so (the store keys
+# it by its root too, so two knowledge bases never share rows), holding its Markdown files.
+KB_CORPUS = "kb"
+KB_GLOBS = ("**/*.md", "**/*.markdown")
+
+
+def as_knowledge_base(resolved: Resolved, where: Where) -> Resolved:
+    """``resolved`` (the configuration for ``where.cwd``) serving ``where.cwd`` alone, as corpus ``kb``.
+
+    No ``init-repo`` is needed: the directory is the corpus. The settings stay those of its configuration
+    (baseline, and the repository layer above it if any); no other corpus is searched or listed.
+    """
+    spec = CorpusSpec(KB_CORPUS, "custom", (where.cwd,), KB_GLOBS, (), None)
+    return replace(
+        resolved,
+        corpora={KB_CORPUS: spec},
+        default_corpus=KB_CORPUS,
+        repository_name=None,
+        corpus_sources={},
+        discovered=(),
+    )
 
 
 def find_repo_root(cwd: Path) -> Path | None:

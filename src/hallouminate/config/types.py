@@ -39,6 +39,16 @@ class CorpusSpec:
 
 
 @dataclass(frozen=True)
+class Where:
+    """Where a request comes from: its canonical ``cwd``, and whether that directory is itself a knowledge
+    base (``serve --kb-path DIR``, the GrooveSeek face). A knowledge base has one corpus, ``kb``, rooted at
+    ``cwd``; the configuration that applies to ``cwd`` still gives the settings."""
+
+    cwd: Path
+    kb: bool = False
+
+
+@dataclass(frozen=True)
 class Settings:
     model_name: str
     model_cache_dir: Path

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from hallouminate import testing_hooks
+from hallouminate.config.types import Where
 from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_response, parse_request
 from hallouminate.protocol.arguments import (
@@ -146,32 +147,32 @@ class Dispatcher:
 
     async def index(self, request: Request, emit: Emit | None) -> IndexResult:
         return await self.runtime.index(
-            await _cwd(request), cast(CorpusArgs, request.args).get("corpus"), emit
+            await _where(request), cast(CorpusArgs, request.args).get("corpus"), emit
         )
 
     async def ground(self, request: Request, emit: Emit | None) -> GroundResult:
-        return await self.runtime.ground(await _cwd(request), cast(GroundArgs, request.args))
+        return await self.runtime.ground(await _where(request), cast(GroundArgs, request.args))
 
     async def list_corpora(self, request: Request, emit: Emit | None) -> ListCorporaResult:
-        return await self.runtime.list_corpora(await _cwd(request))
+        return await self.runtime.list_corpora(await _where(request))
 
     async def browse(
         self, request: Request, emit: Emit | None
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
-        return await self.runtime.browse(await _cwd(request), request.op, args)
+        return await self.runtime.browse(await _where(request), request.op, args)
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
         return await self.runtime.corpus_stats(
-            await _cwd(request), cast(CorpusArgs, request.args).get("corpus")
+            await _where(request), cast(CorpusArgs, request.args).get("corpus")
         )
 
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
-        return await self.runtime.write(await _cwd(request), request.op, args)
+        return await self.runtime.write(await _where(request), request.op, args)
 
 
-async def _cwd(request: Request) -> Path:
-    """The request's cwd checked and made canonical: stats and a realpath, in a thread (a hung mount must
-    not stall the loop)."""
-    return await asyncio.to_thread(canonical_cwd, request.cwd)
+async def _where(request: Request) -> Where:
+    """The request's cwd checked and made canonical (stats and a realpath, in a thread: a hung mount must
+    not stall the loop), and whether it is a knowledge base of its own (``kb``)."""
+    return Where(await asyncio.to_thread(canonical_cwd, request.cwd), kb=request.kb)

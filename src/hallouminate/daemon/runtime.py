@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hallouminate import __version__, analysis, testing_hooks, xdg
-from hallouminate.config import CorpusSpec, Resolved, Settings, corpus_for, load_baseline
+from hallouminate.config import (
+    CorpusSpec,
+    Resolved,
+    Settings,
+    Where,
+    as_knowledge_base,
+    corpus_for,
+    load_baseline,
+)
 from hallouminate.config.cache import ResolveCache
 from hallouminate.daemon.dirwatch import DirectoryWatch
 from hallouminate.daemon.known_repositories import KnownRepositories
@@ -279,7 +287,7 @@ class Runtime:
                     resolved = await asyncio.to_thread(load_baseline)
                     self._register(resolved)
                 else:
-                    resolved = await self._resolve(root)
+                    resolved = await self._resolve(Where(root))
                 for spec in resolved.corpora.values():
                     run = self._catch_up(spec)
                     if run is not None and run.task is not None:
@@ -440,8 +448,10 @@ class Runtime:
         )
 
     # -- operations --------------------------------------------------------------------------------
-    async def _resolve(self, cwd: Path) -> Resolved:
-        resolved = await self._resolver.resolve(cwd)
+    async def _resolve(self, where: Where) -> Resolved:
+        resolved = await self._resolver.resolve(where.cwd)
+        if where.kb:
+            resolved = as_knowledge_base(resolved, where)
         self._register(resolved)
         return resolved
 
@@ -588,29 +598,29 @@ class Runtime:
         kept = self._background_work.pop(corpus, {})
         return [kept[by] for by in ("catch-up", "watcher") if by in kept]
 
-    async def index(self, cwd: Path, corpus: str | None, emit: Emit | None) -> IndexResult:
+    async def index(self, where: Where, corpus: str | None, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
-        resolved = await self._resolve(cwd)
+        resolved = await self._resolve(where)
         if corpus is not None:
             specs = [corpus_for(resolved, corpus)]
         else:
             specs = list(resolved.corpora.values())
             if not specs:
-                raise _no_corpora(cwd)
+                raise _no_corpora(where.cwd)
         reports = [await self._index_corpus(spec, emit) for spec in specs]
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
 
-    async def ground(self, cwd: Path, args: GroundArgs) -> GroundResult:
+    async def ground(self, where: Where, args: GroundArgs) -> GroundResult:
         from hallouminate import search
 
-        resolved = await self._resolve(cwd)
+        resolved = await self._resolve(where)
         corpus = args.get("corpus")
         if corpus is not None:
             specs = [corpus_for(resolved, corpus)]
         else:
             specs = list(resolved.corpora.values())
             if not specs:
-                raise _no_corpora(cwd)
+                raise _no_corpora(where.cwd)
         _, embedder, _ = await self._engine()
         await self._store_ready(rebuild=False)
         # Answered from what is indexed now, never after an index run: the corpora being indexed (their
@@ -655,18 +665,18 @@ class Runtime:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
         return result
 
-    async def list_corpora(self, cwd: Path) -> ListCorporaResult:
+    async def list_corpora(self, where: Where) -> ListCorporaResult:
         from hallouminate import browse
 
-        return browse.list_corpora(await self._resolve(cwd))
+        return browse.list_corpora(await self._resolve(where))
 
     async def browse(
-        self, cwd: Path, op: str, args: CorpusArgs | ReadMarkdownArgs | BacklinksArgs
+        self, where: Where, op: str, args: CorpusArgs | ReadMarkdownArgs | BacklinksArgs
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         """The filesystem read tools: no model or store needed, so they answer even while it loads."""
         from hallouminate import browse
 
-        spec = corpus_for(await self._resolve(cwd), args.get("corpus"))
+        spec = corpus_for(await self._resolve(where), args.get("corpus"))
         if op == "list_files":
             return await asyncio.to_thread(browse.list_files, spec)
         if op == "list_tree":
@@ -680,10 +690,10 @@ class Runtime:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
         raise Bug(f"unknown read operation {op!r}")
 
-    async def corpus_stats(self, cwd: Path, corpus: str | None) -> CorpusStatsResult:
+    async def corpus_stats(self, where: Where, corpus: str | None) -> CorpusStatsResult:
         from hallouminate import browse
 
-        spec = corpus_for(await self._resolve(cwd), corpus)
+        spec = corpus_for(await self._resolve(where), corpus)
         await self._store_ready(rebuild=False)
         store, _, indexer = await self._engine()
         indexing = self._indexing([spec]).get(spec.name)  # never waited for: reported
@@ -697,14 +707,14 @@ class Runtime:
         return result
 
     async def write(
-        self, cwd: Path, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
+        self, where: Where, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
     ) -> AddMarkdownResult | DeleteMarkdownResult:
         """``add_markdown`` / ``delete_markdown``, then a re-index of the paths they changed.
 
         The corpus lock is held from the write to the end of the re-index: the watcher's refresh of the
         same files waits for it, then finds their stored size and mtime current and embeds nothing.
         """
-        spec = corpus_for(await self._resolve(cwd), args["corpus"])
+        spec = corpus_for(await self._resolve(where), args["corpus"])
         if self._recovered is not None:
             # A failed sweep is logged once (start_background_load); each write sweeps its own directory.
             with contextlib.suppress(Exception):

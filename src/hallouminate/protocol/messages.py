@@ -22,6 +22,8 @@ class RequestMessage(TypedDict):
     # The operation's arguments, checked against its schema (protocol/schemas.py ARGS) by the daemon.
     args: dict[str, Any]
     stream: NotRequired[bool]
+    # cwd is itself a knowledge base (`serve --kb-path DIR`): its one corpus is "kb", rooted at cwd.
+    kb: NotRequired[bool]
 
 
 class OkAnswer(TypedDict):
@@ -56,14 +58,23 @@ class Request:
     cwd: str | None
     args: dict[str, Any] = field(default_factory=dict)
     stream: bool = False
+    kb: bool = False
 
 
 def request_message(
-    id: int | str, op: str, cwd: str | None, args: dict[str, Any] | None = None, *, stream: bool = False
+    id: int | str,
+    op: str,
+    cwd: str | None,
+    args: dict[str, Any] | None = None,
+    *,
+    stream: bool = False,
+    kb: bool = False,
 ) -> RequestMessage:
     message: RequestMessage = {"v": PROTOCOL_VERSION, "id": id, "op": op, "cwd": cwd, "args": args or {}}
     if stream:
         message["stream"] = True
+    if kb:
+        message["kb"] = True
     return message
 
 
@@ -118,4 +129,9 @@ def parse_request(message: Any) -> Request:
         raise BadRequest("request field 'cwd' must be a string or nil")
     if not isinstance(args, dict):
         raise BadRequest("request field 'args' must be a map")
-    return Request(id=rid, op=op, cwd=cwd, args=args, stream=message.get("stream") is True)
+    kb = message.get("kb", False)
+    if not isinstance(kb, bool):
+        raise BadRequest("request field 'kb' must be a boolean")
+    if kb and cwd is None:
+        raise BadRequest("request field 'kb' needs a cwd: the knowledge base's directory")
+    return Request(id=rid, op=op, cwd=cwd, args=args, stream=message.get("stream") is True, kb=kb)
