@@ -25,20 +25,66 @@ def cli() -> None:
 
 # -- serving -------------------------------------------------------------------------------------------
 @cli.command()
-def serve() -> None:
+@click.option(
+    "--dialect",
+    type=click.Choice(["hallouminate", "grooveseek"]),
+    default="hallouminate",
+    show_default=True,
+    help="Which face to serve: ours, or GrooveSeek's six tools over --kb-path (docs/grooveseek-face.md).",
+)
+@click.option(
+    "--kb-path",
+    metavar="DIR",
+    help="With --dialect grooveseek: the knowledge base directory, indexed as a corpus of its own (kb).",
+)
+def serve(dialect: str, kb_path: str | None) -> None:
     """Run the MCP stdio server (what an MCP client launches). Starts the daemon when needed."""
     from hallouminate.shim.launcher import launch
 
+    face = {"dialect": dialect}
+    if dialect == "grooveseek":
+        face["kb_path"] = str(_kb_path(kb_path))
+    elif kb_path is not None:
+        raise click.BadParameter(
+            "--kb-path is the GrooveSeek face's knowledge base: add --dialect grooveseek, or drop --kb-path",
+            param_hint="--kb-path",
+        )
     # A warm shim host answers in milliseconds; without one (disabled, or it could not start) the shim
     # runs here and pays the MCP SDK's import itself.
-    code = launch()
+    code = launch(face=face)
     if code is not None:
         sys.exit(code)
     import anyio
 
     from hallouminate.shim.server import serve as serve_stdio
 
-    sys.exit(anyio.run(serve_stdio))
+    kb = Path(face["kb_path"]) if "kb_path" in face else None
+    sys.exit(anyio.run(serve_stdio, None, dialect, kb))
+
+
+def _kb_path(value: str | None) -> Path:
+    """--kb-path made absolute (relative to the working directory), symlinks resolved, and checked to be
+    an existing directory: the daemon serves it as a knowledge base of its own."""
+    if not value:
+        raise click.BadParameter(
+            "--dialect grooveseek serves one knowledge base: add --kb-path DIR (a directory of Markdown)",
+            param_hint="--kb-path",
+        )
+    path = Path(value).expanduser()
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise click.BadParameter(
+            f"{value!r} does not exist: pass an existing directory of Markdown", param_hint="--kb-path"
+        ) from None
+    if not resolved.is_dir():
+        raise click.BadParameter(
+            f"{value!r} is not a directory: pass the knowledge base's directory, not a file",
+            param_hint="--kb-path",
+        )
+    if not resolved.is_absolute():  # resolve() makes it absolute; a guard for odd platforms
+        raise click.BadParameter(f"{value!r} could not be made absolute", param_hint="--kb-path")
+    return resolved
 
 
 @cli.group()
@@ -261,6 +307,14 @@ def _day(flag: str, value: str | None) -> str | None:
     help=f"Expand each chunk: under {limits.PARENT_SHORT_TOKENS} tokens to its page, else to its neighbours "
     f"under the same heading (at most {limits.PARENT_MAX_TOKENS:,} tokens).",
 )
+@click.option(
+    "--min-confidence-ratio",
+    type=float,
+    default=None,
+    help="Also flag low confidence when the best chunk's cosine is under this many times the candidates' "
+    f"mean (GrooveSeek's rule; 0 disables; inf or nan means {limits.MIN_CONFIDENCE_RATIO_DEFAULT}). "
+    "Default: not applied.",
+)
 def ground(
     query: tuple[str, ...],
     corpus: str | None,
@@ -289,6 +343,7 @@ def ground(
     mmr_lambda: float | None,
     mmr_same_doc_penalty: float | None,
     parent: bool | None,
+    min_confidence_ratio: float | None,
 ) -> None:
     """Search the knowledge base from the current directory and print the best files and sections.
 
@@ -342,6 +397,7 @@ def ground(
         "mmr_lambda": mmr_lambda,
         "mmr_same_doc_penalty": mmr_same_doc_penalty,
         "parent": parent,
+        "min_confidence_ratio": min_confidence_ratio,
     }
     result: GroundResult = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))

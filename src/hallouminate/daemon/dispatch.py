@@ -21,6 +21,7 @@ from hallouminate.protocol.arguments import (
     DeleteMarkdownArgs,
     GroundArgs,
     ReadMarkdownArgs,
+    SearchArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -38,6 +39,7 @@ from hallouminate.protocol.results import (
     PingResult,
     ProgressEvent,
     ReadMarkdownResult,
+    SearchResult,
     ShutdownResult,
     StatusResult,
 )
@@ -87,6 +89,7 @@ class Dispatcher:
             "shutdown": self.shutdown,
             "index": self.index,
             "ground": self.ground,
+            "search": self.search,
             "list_corpora": self.list_corpora,
             "list_files": self.browse,
             "list_tree": self.browse,
@@ -152,6 +155,9 @@ class Dispatcher:
 
     async def ground(self, request: Request, emit: Emit | None) -> GroundResult:
         return await self.runtime.ground(await _where(request), cast(GroundArgs, request.args))
+
+    async def search(self, request: Request, emit: Emit | None) -> SearchResult:
+        return await self.runtime.search(await _where(request), cast(SearchArgs, request.args))
 
     async def list_corpora(self, request: Request, emit: Emit | None) -> ListCorporaResult:
         return await self.runtime.list_corpora(await _where(request))

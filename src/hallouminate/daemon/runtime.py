@@ -70,7 +70,8 @@ if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
     from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
-    from hallouminate.protocol.results import GroundWarning
+    from hallouminate.protocol.arguments import SearchArgs
+    from hallouminate.protocol.results import GroundWarning, SearchResult
     from hallouminate.search.rerank import RerankStage
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
@@ -657,6 +658,7 @@ class Runtime:
                 mmr_lambda=args.get("mmr_lambda"),
                 mmr_same_doc_penalty=args.get("mmr_same_doc_penalty"),
                 parent=args.get("parent"),
+                min_confidence_ratio=args.get("min_confidence_ratio"),
                 count_tokens=embedder.count_tokens,  # parent's unit: the tokens chunks were cut in
             )
         if rerank_warning is not None:
@@ -664,6 +666,21 @@ class Runtime:
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
         return result
+
+    async def search(self, where: Where, args: SearchArgs) -> SearchResult:
+        """The GrooveSeek face's search: ``ground`` with GrooveSeek's parameters, as flat chunk hits
+        (search/hits.py)."""
+        from hallouminate.search import hits
+
+        resolved = await self._resolve(where)
+        plan = hits.plan(args, resolved.settings.limit)
+        if plan.nothing is not None:
+            return hits.nothing(plan)
+        result = await self.ground(where, plan.ground)
+        assert self._reader is not None  # ground made the store ready
+        keys = {spec.name: spec.store_key for spec in resolved.corpora.values()}
+        with self._store_faults():
+            return await hits.search_hits(self._reader, result, keys, plan.limit)
 
     async def list_corpora(self, where: Where) -> ListCorporaResult:
         from hallouminate import browse

@@ -50,6 +50,7 @@ class GroundArgs(TypedDict):
     mmr_lambda: NotRequired[float]
     mmr_same_doc_penalty: NotRequired[float]
     parent: NotRequired[bool]
+    min_confidence_ratio: NotRequired[float]
 
 
 @final
@@ -87,3 +88,30 @@ class AddMarkdownArgs(TypedDict):
 class DeleteMarkdownArgs(TypedDict):
     corpus: str
     path: str
+
+
+@final
+class SearchArgs(TypedDict):
+    """``search``: the GrooveSeek face's search, GrooveSeek's parameters (search/hits.py maps them onto
+    ``ground``; docs/grooveseek-face.md)."""
+
+    query: str
+    corpus: NotRequired[str]
+    limit: NotRequired[int]
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    path_globs: NotRequired[list[str]]
+    tags_any: NotRequired[list[str]]
+    tags_all: NotRequired[list[str]]
+    date_from: NotRequired[str]
+    date_to: NotRequired[str]
+    fields: NotRequired[dict[str, list[str]]]
+    fields_not: NotRequired[dict[str, list[str]]]
+    rerank: NotRequired[bool]
+    min_quality: NotRequired[float]
+    include_low_quality: NotRequired[bool]
+    min_confidence_ratio: NotRequired[float]
+    mmr: NotRequired[bool]
+    mmr_lambda: NotRequired[float]
+    mmr_same_doc_penalty: NotRequired[float]
+    parent_retriever: NotRequired[bool]

@@ -146,3 +146,11 @@ TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
+# min_confidence_ratio: low_confidence also when the best candidate cosine is under this many times their
+# mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0034.
+MIN_CONFIDENCE_RATIO_DEFAULT = 1.5
+
+# -- the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) -------------------------------
+# query: at most this many UTF-8 bytes (an error beyond); limit: default 5, clamped silently to 1..1000.
+GROOVESEEK_QUERY_BYTES = 1024
+GROOVESEEK_LIMIT = Range("limit", 1, 1000, default=5)

@@ -163,6 +163,9 @@ class GroundConfidence(TypedDict):
     # The query's words rarer than zipf_floor in general English that no chunk holds (ADR 0030).
     missing_words: NotRequired[list[MissingWord]]
     zipf_floor: NotRequired[float]
+    # The caller's min_confidence_ratio as applied (absent when not sent): low_confidence was then also
+    # true when the best cosine is under this many times the candidates' mean (GrooveSeek's clause).
+    min_confidence_ratio: NotRequired[float]
 
 
 class FilterApplied(TypedDict):
@@ -226,6 +229,44 @@ class GroundResult(TypedDict):
     parent: NotRequired[ParentApplied]
     # Present when a filter (or a "-term" / "quoted phrase" of the query) took effect.
     filter_applied: NotRequired[FilterApplied]
+
+
+# -- search (the GrooveSeek face) ----------------------------------------------------------------------------
+
+
+class SearchHit(TypedDict):
+    """One chunk of a GrooveSeek-face ``search`` (search/hits.py), GrooveSeek's keys."""
+
+    # The chunk's ground score, 0..1 (hits are ranked by it).
+    score: float
+    path: str
+    # Frontmatter title, else the page's first heading, else its file name.
+    title: str
+    # The chunk's own (deepest) heading; null before the page's first heading.
+    heading: str | None
+    # Ours, beyond GrooveSeek's keys: the chunk's heading breadcrumb from the page's top (ground's
+    # heading_path), so a hit names its section as ground does (and eval reads it the same way).
+    heading_path: list[str]
+    topic: str | None
+    # Frontmatter date as written; null without one.
+    date: str | None
+    tags: list[str]
+    # The chunk's whole stored text (with parent_retriever: the expanded text).
+    content: str
+    match_spans: NotRequired[list[MatchSpan]]
+    expanded_from: NotRequired[ExpandedFrom]
+    uri: NotRequired[str]
+    # GrooveSeek's source-code keys: declared for its shape, never sent (we chunk no source code).
+    start_line: NotRequired[int]
+    end_line: NotRequired[int]
+    symbol_kind: NotRequired[str]
+
+
+class SearchResult(TypedDict):
+    results: list[SearchHit]
+    low_confidence: bool
+    # The filters that took effect ({} when none did): truthy exactly when a filter applied.
+    filter_applied: FilterApplied
 
 
 # -- index -------------------------------------------------------------------------------------------------
@@ -499,6 +540,7 @@ class StatusResult(RuntimeStatus):
 # Any operation's result (the dispatcher's handlers return one of these).
 OpResult = (
     GroundResult
+    | SearchResult
     | IndexResult
     | ListCorporaResult
     | ListFilesResult

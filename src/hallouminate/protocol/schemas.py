@@ -18,7 +18,10 @@ from hallouminate.protocol.limits import (
     FILTER_ITEM_BYTES,
     FILTER_ITEMS,
     FILTER_KEYS,
+    GROOVESEEK_LIMIT,
+    GROOVESEEK_QUERY_BYTES,
     LIMIT,
+    MIN_CONFIDENCE_RATIO_DEFAULT,
     MIN_QUALITY,
     MIN_QUALITY_DEFAULT,
     MMR_LAMBDA,
@@ -117,6 +120,14 @@ QUERY_SYNTAX = (
     f'A group "-word" excludes chunks holding that word ({NEGATION_MIN_CHARS}+ characters after the -); '
     'a "quoted phrase" must appear verbatim (case-insensitive).'
 )
+
+_MIN_CONFIDENCE_RATIO: dict[str, Any] = {
+    "type": "number",
+    "description": "Also report low_confidence when the best candidate's cosine is under this many times "
+    "the candidates' mean (GrooveSeek's rule: at least two candidates, mean above 0). 0 disables it; a "
+    f"non-finite value means {MIN_CONFIDENCE_RATIO_DEFAULT}. Default: not applied (our own rule alone). "
+    "Ranked mode only.",
+}
 
 ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
@@ -230,6 +241,7 @@ ARGS: dict[str, dict[str, Any]] = {
                 f"{PARENT_MAX_TOKENS:,} tokens; adds text and expanded_from, widens line_start/line_end; "
                 "score and order unchanged. Default false. Ranked mode only.",
             },
+            "min_confidence_ratio": _MIN_CONFIDENCE_RATIO,
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -411,6 +423,7 @@ GROUND_RESULT: dict[str, Any] = {
                     },
                 },
                 "zipf_floor": {"type": "number"},
+                "min_confidence_ratio": {"type": "number"},
             },
             "required": ["best_cosine", "cosine_ratio", "terms", "terms_found", "best_share"],
         },
@@ -865,3 +878,116 @@ RESULTS.update(
         },
     }
 )
+
+# -- search: the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) ------------------------
+# GrooveSeek's parameters, defaults and bounds. What GrooveSeek clamps (limit, min_quality) has no bound
+# here: search/hits.py clamps it; what it refuses (mmr weights outside 0-1, a query over 1024 bytes) is
+# refused (the byte count by search/hits.py: a schema counts characters).
+ARGS["search"] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": GROOVESEEK_QUERY_BYTES,
+            "description": f"What to look for (at most {GROOVESEEK_QUERY_BYTES} bytes of UTF-8). A group "
+            "led by - (e.g. -async) excludes chunks holding it instead of searching for it "
+            f'({NEGATION_MIN_CHARS}+ characters after the -); a "quoted phrase" must appear verbatim.',
+        },
+        "corpus": {**CORPUS_PROP, "description": "Corpus to search (the face's knowledge base is kb)."},
+        "limit": {
+            "type": "integer",
+            "minimum": 0,
+            "description": f"How many chunks to return (default {GROOVESEEK_LIMIT.default}; clamped to "
+            f"{GROOVESEEK_LIMIT.low}-{GROOVESEEK_LIMIT.high}).",
+        },
+        **{name: _FILTER_PROPS[name] for name in ("category", "topic", "path_globs", "tags_any", "tags_all")},
+        "date_from": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or after it."},
+        "date_to": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or before it."},
+        "fields": _FILTER_PROPS["fields"],
+        "fields_not": _FILTER_PROPS["fields_not"],
+        "rerank": {
+            "type": "boolean",
+            "description": "Override the server default: re-score the best candidates with the configured "
+            "cross-encoder (ignored when none is loaded).",
+        },
+        "min_quality": {
+            "type": "number",
+            "description": f"Hide chunks whose quality score is below this (default {MIN_QUALITY_DEFAULT}, "
+            "clamped to 0-1).",
+        },
+        "include_low_quality": {"type": "boolean", "description": "true: min_quality 0."},
+        "min_confidence_ratio": {
+            "type": "number",
+            "description": "low_confidence is true when at least two candidates, a positive mean score and "
+            f"max/mean under this (default {MIN_CONFIDENCE_RATIO_DEFAULT}; 0 disables).",
+        },
+        "mmr": {
+            "type": "boolean",
+            "description": "Diversity re-rank (maximal marginal relevance). Default false.",
+        },
+        "mmr_lambda": {
+            "type": "number",
+            **MMR_LAMBDA.number_schema(),
+            "description": f"mmr: relevance against novelty (default {MMR_LAMBDA.default}).",
+        },
+        "mmr_same_doc_penalty": {
+            "type": "number",
+            **MMR_SAME_DOC_PENALTY.number_schema(),
+            "description": f"mmr: penalty for a chunk of an already picked document (default "
+            f"{MMR_SAME_DOC_PENALTY.default}).",
+        },
+        "parent_retriever": {
+            "type": "boolean",
+            "description": f"Expand each hit: under {PARENT_SHORT_TOKENS} tokens to its whole document, else "
+            f"to adjacent chunks of the same section, at most {PARENT_MAX_TOKENS:,} tokens; adds "
+            "expanded_from. Default false.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+_GROUND_CHUNK = GROUND_RESULT["properties"]["docs"]["items"]["properties"]["chunks"]["items"]["properties"]
+RESULTS["search"] = {
+    "type": "object",
+    "properties": {
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "score": {"type": "number"},
+                    "path": {"type": "string"},
+                    "title": {"type": "string"},
+                    "heading": _NULLABLE_STRING,
+                    "heading_path": {"type": "array", "items": {"type": "string"}},
+                    "topic": _NULLABLE_STRING,
+                    "date": _NULLABLE_STRING,
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "content": {"type": "string"},
+                    "match_spans": _GROUND_CHUNK["match_spans"],
+                    "expanded_from": _GROUND_CHUNK["expanded_from"],
+                    "uri": {"type": "string"},
+                    "start_line": {"type": "integer", "minimum": 1},
+                    "end_line": {"type": "integer", "minimum": 1},
+                    "symbol_kind": {"type": "string"},
+                },
+                "required": [
+                    "score",
+                    "path",
+                    "title",
+                    "heading",
+                    "heading_path",
+                    "topic",
+                    "date",
+                    "tags",
+                    "content",
+                ],
+            },
+        },
+        "low_confidence": {"type": "boolean"},
+        "filter_applied": GROUND_RESULT["properties"]["filter_applied"],
+    },
+    "required": ["results", "low_confidence", "filter_applied"],
+}

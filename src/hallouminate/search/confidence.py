@@ -12,7 +12,8 @@ whether any is good. So ``low_confidence`` rests on absolute signals, kept in th
 - ``best_share``: the largest rarity-weighted share of the query's words one candidate chunk holds (the
   literal gate's measure; 1.0 = every word).
 - ``cosine_ratio``: the best candidate cosine over their mean (GrooveSeek's ``min_confidence_ratio``
-  input): recorded, not used (bench/confidence.py measures it).
+  input). Not part of the default rule (it fires the wrong way on the labelled sets, ADR 0025); a caller
+  who sets ``min_confidence_ratio`` adds GrooveSeek's clause to it (``ratio_is_low``; docs/adr/0034).
 - ``missing_words``: the query's words that are rare in general English (Zipf frequency under
   ``ZIPF_FLOOR``: a name or a term of art, "Elasticsearch", "Istio", "KYC") and that no chunk of the
   searched corpora holds: a specific thing the knowledge base never mentions. A common word no page holds
@@ -21,11 +22,14 @@ whether any is good. So ``low_confidence`` rests on absolute signals, kept in th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from hallouminate.analysis import english_loaded, english_zipf, start_loading_english, term_words
+from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow
+from hallouminate.protocol import limits
 from hallouminate.protocol.results import GroundConfidence, GroundWarning, MissingWord
 from hallouminate.search.literal import LiteralEvidence
 
@@ -128,6 +132,34 @@ def _candidate_holds(evidence: LiteralEvidence | None, term: str) -> bool:
     return term in terms and bool(evidence.found >> terms.index(term) & 1)
 
 
+def ratio_setting(value: object) -> float | None:
+    """A caller's ``min_confidence_ratio`` as the rule applies it: None (not sent) keeps our rule alone;
+    a non-finite number is GrooveSeek's server default; 0 or less disables the clause (GrooveSeek's
+    formula never fires below 1 anyway: max/mean >= 1)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgument(
+            f"min_confidence_ratio must be a number, got {value!r}", {"param": "min_confidence_ratio"}
+        )
+    if not math.isfinite(value):
+        return limits.MIN_CONFIDENCE_RATIO_DEFAULT
+    return float(value)
+
+
+def ratio_is_low(vector_rows: Sequence[ChunkRow], min_ratio: float | None) -> bool:
+    """GrooveSeek's clause: at least two candidates, a positive mean cosine, and the best under
+    ``min_ratio`` times the mean (no candidate stands out from the others). Off when ``min_ratio`` is
+    None or not positive."""
+    if min_ratio is None or min_ratio <= 0:
+        return False
+    cosines = [float(row["score"]) for row in vector_rows if "score" in row]
+    if len(cosines) < 2:
+        return False
+    mean = sum(cosines) / len(cosines)
+    return mean > 0 and max(cosines) / mean < min_ratio
+
+
 def is_low(confidence: GroundConfidence, model: str | None) -> bool:
     """The rule (docs/search.md, "Low confidence"): no candidate; or a word rare in English that no chunk
     holds; or the best cosine under the model's floor; or no content word of the query in any candidate
@@ -146,8 +178,17 @@ def is_low(confidence: GroundConfidence, model: str | None) -> bool:
     return wordless is None or best < wordless
 
 
-def warning(confidence: GroundConfidence) -> GroundWarning:
+def warning(confidence: GroundConfidence, *, ratio_only: bool = False) -> GroundWarning:
+    """The weak-match warning; ``ratio_only``: only GrooveSeek's ratio clause fired (say which)."""
     best = confidence["best_cosine"]
+    ratio = confidence.get("min_confidence_ratio")
+    if ratio_only and ratio is not None:
+        return {
+            "code": WEAK_MATCH,
+            "message": f"no page stands out for the query: the best chunk's cosine is "
+            f"{confidence['cosine_ratio']} times the candidates' mean, under min_confidence_ratio "
+            f"{ratio:g}; the knowledge base may not cover it: say so rather than answer from these hits",
+        }
     closest = "nothing was found" if best is None else f"the closest chunk has cosine {best:.2f}"
     terms = confidence["terms"]
     words = f"{confidence['terms_found']} of its {terms} words found" if terms else "no content words"

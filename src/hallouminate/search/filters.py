@@ -223,6 +223,16 @@ def _frontmatter(fields: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def page_frontmatter(fields: str | None) -> dict[str, Any]:
+    """A page's frontmatter from its ``fields`` column (JSON; {} without one or when unreadable)."""
+    return _frontmatter(fields)
+
+
+def frontmatter_strings(raw: Any) -> tuple[str, ...]:
+    """A frontmatter value as the strings the filters compare (a scalar is one, a list each scalar)."""
+    return _values(raw)
+
+
 def category_topic(path: str, frontmatter: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """The page's category (first path segment of a path of 2+ segments) and topic (second segment of 3+);
     frontmatter ``category`` / ``topic`` (a string) override them."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
+from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
 from hallouminate.protocol.results import (
     ChunkedDoc,
@@ -75,6 +76,7 @@ class _Plan:
     model: str | None = None
     unindexed: list[confidence.RareWord] | None = None
     stages: Stages | None = None
+    min_ratio: float | None = None
 
     def finish(
         self,
@@ -100,6 +102,7 @@ class _Plan:
             unindexed=self.unindexed,
             stages=self.stages,
             fusion=fusion,
+            min_ratio=self.min_ratio,
         )
 
 
@@ -149,7 +152,8 @@ async def ground(
 
     ``params``: priority_corpus, top_files, chunks_per_file, limit, snippet_chars (all required); match,
     group_by, output, footnotes (optional, see ``search/modes.py``); model (optional: the embedding
-    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); rerank (optional: a
+    model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); min_confidence_ratio
+    (optional: adds GrooveSeek's max/mean clause to ``low_confidence``; ``confidence.ratio_setting``); rerank (optional: a
     ``RerankStage`` re-scoring the best fused candidates; search/rerank.py); mmr, mmr_lambda,
     mmr_same_doc_penalty, parent, count_tokens (optional: the post-retrieval stages, search/stages.py);
     the filters (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval.
@@ -159,6 +163,13 @@ async def ground(
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    min_ratio = confidence.ratio_setting(params.pop("min_confidence_ratio", None))
+    if mode.phrase and min_ratio is not None:
+        raise InvalidArgument(
+            'min_confidence_ratio needs match "ranked": phrase mode is literal (low_confidence there means '
+            "nothing holds the phrase); drop min_confidence_ratio, or drop match",
+            {"param": "min_confidence_ratio"},
+        )
     stage: RerankStage | None = params.pop("rerank", None)
     stages = Stages.take(params, phrase=mode.phrase)
     # Phrase mode's query is one literal phrase: no query syntax there, the filters alone.
@@ -173,6 +184,7 @@ async def ground(
     plan = _plan(corpora, query, **params)
     plan.model = model
     plan.stages = stages
+    plan.min_ratio = min_ratio
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     # What is searched: the query without its "-term" groups and quote marks (search/filters.py).
     searched = syntax.text if syntax is not None else query
@@ -290,6 +302,7 @@ def assemble(
     unindexed: Sequence[confidence.RareWord] | None = None,
     stages: Stages | None = None,
     fusion: Fusion | None = None,
+    min_ratio: float | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists (unless ``fusion`` is given: fused, then reranked), roll chunks up per
     file, cut, and shape the result (pure).
@@ -314,9 +327,14 @@ def assemble(
             doc["corpus"] = display.get(doc["corpus"], doc["corpus"])
     warnings.extend(not_indexed(empty_corpora))
     signals = confidence.signals(vector_rows, evidence, model, unindexed)
-    low = not docs or confidence.is_low(signals, model)
+    ours = not docs or confidence.is_low(signals, model)
+    # GrooveSeek's ratio clause, only when the caller set min_confidence_ratio (docs/adr/0034).
+    by_ratio = confidence.ratio_is_low(vector_rows, min_ratio)
+    if min_ratio is not None:
+        signals["min_confidence_ratio"] = min_ratio
+    low = ours or by_ratio
     if low:
-        warnings.append(confidence.warning(signals))
+        warnings.append(confidence.warning(signals, ratio_only=not ours))
     result: GroundResult = {
         "query": query,
         "took_ms": round((time.perf_counter() - started) * 1000, 3),

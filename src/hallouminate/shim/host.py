@@ -99,7 +99,11 @@ def _run_child(conn: socket.socket, hello: dict[str, Any], fds: list[int]) -> No
         threading.Thread(target=watch_launcher, daemon=True).start()
         from hallouminate.shim.server import serve
 
-        code = anyio.run(serve)
+        face = hello.get("face") or {}
+        kb_path = face.get("kb_path")
+        code = anyio.run(
+            serve, None, str(face.get("dialect") or "hallouminate"), Path(kb_path) if kb_path else None
+        )
     except BaseException:
         log.exception("shim failed")
     finally:
@@ -115,23 +119,26 @@ async def _rehearse() -> None:
     from mcp.shared.memory import create_client_server_memory_streams
 
     from hallouminate.protocol.validation import validate_args
+    from hallouminate.shim.grooveseek import FACE_TOOLS
     from hallouminate.shim.server import build_server
     from hallouminate.shim.tools import TOOLS
 
-    server, link = build_server()
-    async with (
-        create_client_server_memory_streams() as (client_streams, server_streams),
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(lambda: server.run(*server_streams, server.create_initialization_options()))
-        async with ClientSession(*client_streams) as session:
-            await session.initialize()
-            await session.list_tools()
-        tg.cancel_scope.cancel()
-    await link.close()
-    for spec in TOOLS.values():  # compile every argument validator once
+    for server, link in (build_server(), build_server(None, "grooveseek", Path("/"))):  # both faces
+        async with (
+            create_client_server_memory_streams() as (client_streams, server_streams),
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(server.run, *server_streams, server.create_initialization_options())
+            async with ClientSession(*client_streams) as session:
+                await session.initialize()
+                await session.list_tools()
+            tg.cancel_scope.cancel()
+        await link.close()
+    schemas = [(spec.name, spec.input_schema) for spec in TOOLS.values()]
+    schemas += [(tool.name, tool.input_schema) for tool in FACE_TOOLS.values()]
+    for name, schema in schemas:  # compile every argument validator once
         with contextlib.suppress(HallouminateError):
-            validate_args(spec.input_schema, {}, spec.name)
+            validate_args(schema, {}, name)
 
 
 class DaemonWatch:

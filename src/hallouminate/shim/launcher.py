@@ -22,7 +22,8 @@ from pathlib import Path
 from hallouminate import __version__, testing_hooks, xdg
 from hallouminate.socket_guard import directory_problem
 
-HOST_PROTOCOL = 1
+# 2: the hello names the face the shim serves (serve --dialect, --kb-path).
+HOST_PROTOCOL = 2
 MAX_HELLO = 1 << 20
 HOST_START_TIMEOUT = 20.0
 _POLL = 0.02
@@ -62,8 +63,11 @@ def _recv_line(conn: socket.socket) -> bytes:
     return data
 
 
-def hand_off(host_socket: Path) -> int | None:
-    """Give our stdio to the host's shim and wait for it; its exit code, or None if no host took it."""
+def hand_off(host_socket: Path, face: dict[str, str] | None = None) -> int | None:
+    """Give our stdio to the host's shim and wait for it; its exit code, or None if no host took it.
+
+    ``face``: which face the shim serves (``dialect``, and ``kb_path`` for GrooveSeek's), as ``serve``'s
+    flags said; absent: ours."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(str(host_socket))
@@ -76,6 +80,7 @@ def hand_off(host_socket: Path) -> int | None:
             "fingerprint": fingerprint(),
             "cwd": os.getcwd(),
             "env": dict(os.environ),
+            "face": face or {},
         }
     ).encode()
     try:
@@ -128,12 +133,14 @@ def spawn_host(daemon_socket: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def launch(daemon_socket: Path | None = None) -> int | None:
-    """Run this launch in a warm shim host, starting one if needed; None means: run the shim here."""
+def launch(daemon_socket: Path | None = None, face: dict[str, str] | None = None) -> int | None:
+    """Run this launch in a warm shim host, starting one if needed; None means: run the shim here.
+
+    ``face``: ``{"dialect": ..., "kb_path": ...}`` for the forked shim (see ``hand_off``)."""
     if warm_start_disabled():
         return None
     path = host_socket_for(daemon_socket or xdg.socket_path())
-    code = hand_off(path)
+    code = hand_off(path, face)
     if code is not None:
         return code
     if directory_problem(path.parent) is not None:
@@ -148,7 +155,7 @@ def launch(daemon_socket: Path | None = None) -> int | None:
         return None
     deadline = time.monotonic() + HOST_START_TIMEOUT
     while time.monotonic() < deadline:
-        code = hand_off(path)
+        code = hand_off(path, face)
         if code is not None:
             return code
         # Our host exiting is fine when another launcher's host won the lock (it answers soon); with

@@ -42,6 +42,9 @@ from hallouminate.render import (
     render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.grooveseek import DIALECTS, FACE_TOOLS
+from hallouminate.shim.grooveseek import INSTRUCTIONS as GROOVESEEK_INSTRUCTIONS
+from hallouminate.shim.grooveseek import render as render_face
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -104,14 +107,26 @@ class DaemonLink:
     async def call(
         self, spec: ToolSpec, cwd: str, args: dict[str, Any], on_progress: ProgressCallback | None = None
     ) -> Any:
+        return await self.call_op(spec.op, cwd, args, idempotent=spec.idempotent, on_progress=on_progress)
+
+    async def call_op(
+        self,
+        op: str,
+        cwd: str,
+        args: dict[str, Any],
+        *,
+        idempotent: bool,
+        kb: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
         for attempt in (1, 2):
             conn = await self.connection()
             try:
-                return await conn.call(spec.op, cwd, args, on_progress=on_progress)
+                return await conn.call(op, cwd, args, on_progress=on_progress, kb=kb)
             except DaemonUnavailable:
                 # The daemon died under us (kill -9, crash): an idempotent call is sent once more to
                 # a fresh daemon.
-                if attempt == 2 or not spec.idempotent:
+                if attempt == 2 or not idempotent:
                     raise
         raise AssertionError("unreachable")
 
@@ -174,7 +189,17 @@ class McpProgress:
             await self._task
 
 
-def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
+def build_server(
+    socket: Path | None = None, dialect: str = "hallouminate", kb_path: Path | None = None
+) -> tuple[Server[Any], DaemonLink]:
+    """The MCP server of one face: ours (``hallouminate``), or GrooveSeek's over the knowledge base
+    ``kb_path`` (``grooveseek``; shim/grooveseek.py)."""
+    if dialect == "grooveseek":
+        if kb_path is None:
+            raise ValueError("the grooveseek face needs a knowledge base path")
+        return _build_grooveseek(socket, kb_path)
+    if dialect != "hallouminate":
+        raise ValueError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}")
     link = DaemonLink(socket)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
@@ -234,9 +259,76 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     return server, link
 
 
-async def serve(socket: Path | None = None) -> int:
+def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], DaemonLink]:
+    """GrooveSeek's six tools over one knowledge base: every call is sent with cwd = ``kb_path`` and
+    ``kb: true``. Errors are JSON-RPC errors, as GrooveSeek answers them (caller mistakes -32602, faults
+    -32603; docs/grooveseek-face.md, "Errors")."""
+    link = DaemonLink(socket)
+    cwd = str(kb_path)
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(
+            tools=[
+                Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=tool.input_schema,
+                    output_schema=tool.output_schema,
+                    annotations=ToolAnnotations(
+                        read_only_hint=tool.read_only,
+                        destructive_hint=False,
+                        idempotent_hint=True,
+                        open_world_hint=False,
+                    ),
+                )
+                for tool in FACE_TOOLS.values()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        tool = FACE_TOOLS.get(params.name)
+        if tool is None:
+            raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(FACE_TOOLS)}"))
+        arguments = dict(params.arguments or {})
+
+        async def call(op: str, args: dict[str, Any]) -> Any:
+            if op == "index":  # progress notifications when the request carries a token
+                async with McpProgress(ctx.session) as progress:
+                    return await link.call_op(op, cwd, args, idempotent=True, kb=True, on_progress=progress)
+            return await link.call_op(op, cwd, args, idempotent=True, kb=True)
+
+        try:
+            validate_args(tool.input_schema, arguments, f"{tool.name} arguments")
+            result = await tool.run(call, arguments)
+        except HallouminateError as exc:
+            raise to_mcp_error(exc) from None
+        except MCPError:
+            raise
+        except Exception as exc:  # never a raw traceback or JSON-RPC code 0
+            log.exception("tool %s failed", params.name)
+            raise to_mcp_error(
+                Bug(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
+            ) from None
+        structured = result if tool.output_schema is not None and isinstance(result, dict) else None
+        return CallToolResult(
+            content=[TextContent(text=render_face(result))], structured_content=structured, is_error=False
+        )
+
+    server: Server[Any] = Server(
+        "hallouminate-grooveseek",
+        version=__version__,
+        instructions=GROOVESEEK_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    return server, link
+
+
+async def serve(
+    socket: Path | None = None, dialect: str = "hallouminate", kb_path: Path | None = None
+) -> int:
     """Serve MCP on stdin/stdout until stdin closes; the process exit code (see ``LineGate.exit_code``)."""
-    server, link = build_server(socket)
+    server, link = build_server(socket, dialect, kb_path)
     # We read stdin ourselves so that every line gets an answer (shim/stdio.py); the SDK still owns
     # stdout (it diverts fd 1 to stderr so stray output cannot corrupt the wire).
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
