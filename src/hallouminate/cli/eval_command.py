@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         GroundResult,
         ListCorporaResult,
         ListFilesResult,
+        SearchResult,
         StatusResult,
     )
 
@@ -42,7 +43,7 @@ DEFAULT_THRESHOLD = 0.02
 class _Answers:
     status: StatusResult
     known_paths: set[str] | None
-    results: list[tuple[GroundResult, float]]
+    results: list[tuple[GroundResult | SearchResult, float]]
 
 
 def parse_ks(spec: str) -> list[int]:
@@ -72,8 +73,29 @@ def parse_ks(spec: str) -> list[int]:
     show_default=True,
     help="Largest absolute drop of a quality metric that is not a regression.",
 )
+@click.option(
+    "--dialect",
+    type=click.Choice(["hallouminate", "grooveseek"]),
+    default="hallouminate",
+    show_default=True,
+    help="Ask through `ground` (hallouminate), or through the GrooveSeek face's `search` over --kb-path, "
+    "driven over MCP like a GrooveSeek client (the figures must agree: docs/evaluation.md).",
+)
+@click.option(
+    "--kb-path",
+    metavar="DIR",
+    help="Measure this knowledge base directory (a corpus of its own, as `serve --kb-path` serves it) "
+    "instead of the corpora visible from the working directory. Needed by --dialect grooveseek.",
+)
 def eval_command(
-    golden_file: Path, corpus: str | None, k_spec: str, fmt: str, fail_on_regression: bool, threshold: float
+    golden_file: Path,
+    corpus: str | None,
+    k_spec: str,
+    fmt: str,
+    fail_on_regression: bool,
+    threshold: float,
+    dialect: str,
+    kb_path: str | None,
 ) -> None:
     """Score the knowledge base on GOLDEN's queries: recall@k, MRR, nDCG@k, exact top chunk, latency.
 
@@ -98,6 +120,7 @@ def eval_command(
         make_run,
         previous_compatible,
         ranked_docs,
+        ranked_hits,
         read_history,
         render_text,
         score_query,
@@ -120,8 +143,17 @@ def eval_command(
         ) from None
 
     depth = max(MIN_DEPTH, ks[-1])
+    kb = None
+    if dialect == "grooveseek" or kb_path is not None:
+        from hallouminate.cli.kb import kb_path as checked_kb_path
+
+        kb = checked_kb_path(kb_path, needed_by="--dialect grooveseek measures one knowledge base")
+        if corpus:
+            raise click.BadParameter(
+                "a knowledge base is one corpus (kb): drop --corpus with --kb-path", param_hint="--corpus"
+            )
     try:
-        cwd = str(canonical_cwd(os.getcwd()))
+        cwd = str(canonical_cwd(str(kb) if kb is not None else os.getcwd()))
         settings = resolve(Path(cwd)).settings
     except HallouminateError as exc:
         raise CliFailure(exc) from None
@@ -141,9 +173,20 @@ def eval_command(
         "chunk_tokens": settings.chunk_tokens,
         "max_file_bytes": settings.max_file_bytes,
     }
+    if kb is not None:  # absent otherwise, so earlier histories stay comparable
+        identity["kb"] = True
+    # The face's search returns chunks: enough of them that the first `depth` distinct pages are among
+    # them (each page gives at most chunks_per_file; search/hits.py).
+    face_limit = min(depth * settings.chunks_per_file, limits.GROOVESEEK_LIMIT.high)
+    if dialect == "grooveseek":
+        identity["dialect"] = "grooveseek"
 
     try:
-        answers = asyncio.run(_ask(cwd, golden, args, corpus))
+        if dialect == "grooveseek":
+            assert kb is not None
+            answers = asyncio.run(_ask_face(cwd, golden, face_limit))
+        else:
+            answers = asyncio.run(_ask(cwd, golden, args, corpus, kb=kb is not None))
     except HallouminateError as exc:
         raise CliFailure(exc) from None
     except KeyboardInterrupt:
@@ -152,9 +195,14 @@ def eval_command(
     warnings = _unknown_expectations(golden, answers.known_paths)
     results = []
     for query, (result, latency) in zip(golden.queries, answers.results, strict=True):
-        docs = ranked_docs(result)
-        results.append(QueryResult(query, score_query(query, docs, ks), docs, latency, result.get("took_ms")))
-        warnings.extend(f"{query.id}: {w['message']}" for w in result.get("warnings", []))
+        if "results" in result:  # the GrooveSeek face's flat chunk hits: no timing, no warnings
+            docs = ranked_hits(cast("SearchResult", result))
+            took: float | None = None
+        else:
+            docs = ranked_docs(result)
+            took = result.get("took_ms")
+            warnings.extend(f"{query.id}: {w['message']}" for w in result.get("warnings", []))
+        results.append(QueryResult(query, score_query(query, docs, ks), docs, latency, took))
     metrics = aggregate([r.score for r in results], ks, [r.latency_ms for r in results])
     model = str(answers.status.get("model_name", "?"))
     run = make_run(
@@ -206,29 +254,78 @@ def eval_command(
         sys.exit(1)
 
 
-async def _ask(cwd: str, golden: Golden, args: dict[str, Any], corpus: str | None) -> _Answers:
+async def _ask(
+    cwd: str, golden: Golden, args: dict[str, Any], corpus: str | None, *, kb: bool = False
+) -> _Answers:
     from hallouminate.client import connect_or_spawn
 
     conn = await connect_or_spawn()
     try:
         status: StatusResult = await conn.call("status", cwd, {})
-        known = await _known_paths(conn, cwd, corpus)
+        known = await _known_paths(conn, cwd, corpus, kb=kb)
         # A search answers from what is indexed without waiting (ADR 0027): bring the corpora up to date
         # first (a no-op when they are), so the scores are those of the whole knowledge base.
-        await conn.call("index", cwd, {"corpus": corpus} if corpus else {})
+        await conn.call("index", cwd, {"corpus": corpus} if corpus else {}, kb=kb)
         for query in golden.queries:  # warm-up: model, caches
-            await conn.call("ground", cwd, {**args, "query": query.query})
-        results: list[tuple[GroundResult, float]] = []
+            await conn.call("ground", cwd, {**args, "query": query.query}, kb=kb)
+        results: list[tuple[GroundResult | SearchResult, float]] = []
         for query in golden.queries:
             started = time.perf_counter()
-            result: GroundResult = await conn.call("ground", cwd, {**args, "query": query.query})
+            result: GroundResult = await conn.call("ground", cwd, {**args, "query": query.query}, kb=kb)
             results.append((result, (time.perf_counter() - started) * 1000))
         return _Answers(status, known, results)
     finally:
         await conn.close()
 
 
-async def _known_paths(conn: DaemonConnection, cwd: str, corpus: str | None) -> set[str] | None:
+async def _ask_face(cwd: str, golden: Golden, limit: int) -> _Answers:
+    """The golden queries through the GrooveSeek face, as a GrooveSeek client asks them: `serve
+    --dialect grooveseek --kb-path` driven by the MCP SDK's stdio client (`rebuild_index`, then `search`
+    with ``limit`` hits). The daemon is asked directly only for its status and the files of the kb."""
+    from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+    from hallouminate.client import connect_or_spawn
+    from hallouminate.errors import Fault, InvalidArgument
+
+    conn = await connect_or_spawn()
+    try:
+        status: StatusResult = await conn.call("status", cwd, {})
+        known = await _known_paths(conn, cwd, None, kb=True)
+    finally:
+        await conn.close()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "hallouminate", "serve", "--dialect", "grooveseek", "--kb-path", cwd],
+        env=dict(os.environ),
+    )
+    results: list[tuple[GroundResult | SearchResult, float]] = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        async def call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+            answer = await session.call_tool(tool, args)
+            if answer.is_error or answer.structured_content is None:
+                text = " ".join(getattr(block, "text", "") for block in answer.content)
+                raise Fault(f"the GrooveSeek face's {tool} failed: {text}")
+            structured: dict[str, Any] = answer.structured_content
+            return structured
+
+        try:
+            await call("rebuild_index", {})
+            for query in golden.queries:  # warm-up: model, caches
+                await call("search", {"query": query.query, "limit": limit})
+            for query in golden.queries:
+                started = time.perf_counter()
+                found = await call("search", {"query": query.query, "limit": limit})
+                results.append((cast("SearchResult", found), (time.perf_counter() - started) * 1000))
+        except MCPError as exc:  # the face refused a query (one over its 1 KiB bound): say which
+            raise InvalidArgument(f"the GrooveSeek face refused a query: {exc.error.message}") from None
+    return _Answers(status, known, results)
+
+
+async def _known_paths(
+    conn: DaemonConnection, cwd: str, corpus: str | None, *, kb: bool = False
+) -> set[str] | None:
     """Every file of the corpora searched, to flag expected pages that cannot be found (typos)."""
     from hallouminate.errors import HallouminateError
 
@@ -236,11 +333,11 @@ async def _known_paths(conn: DaemonConnection, cwd: str, corpus: str | None) -> 
         if corpus:
             names = [corpus]
         else:
-            listed: ListCorporaResult = await conn.call("list_corpora", cwd, {})
+            listed: ListCorporaResult = await conn.call("list_corpora", cwd, {}, kb=kb)
             names = [c["name"] for c in listed["corpora"]]
         paths: set[str] = set()
         for name in names:
-            files: ListFilesResult = await conn.call("list_files", cwd, {"corpus": name})
+            files: ListFilesResult = await conn.call("list_files", cwd, {"corpus": name}, kb=kb)
             paths.update(f["path"] for f in files["files"])
     except HallouminateError:
         # `ground` reports an unknown corpus (or none at all) with the daemon's own message.

@@ -43,7 +43,9 @@ def serve(dialect: str, kb_path: str | None) -> None:
 
     face = {"dialect": dialect}
     if dialect == "grooveseek":
-        face["kb_path"] = str(_kb_path(kb_path))
+        from hallouminate.cli.kb import kb_path as checked_kb_path
+
+        face["kb_path"] = str(checked_kb_path(kb_path))
     elif kb_path is not None:
         raise click.BadParameter(
             "--kb-path is the GrooveSeek face's knowledge base: add --dialect grooveseek, or drop --kb-path",
@@ -60,31 +62,6 @@ def serve(dialect: str, kb_path: str | None) -> None:
 
     kb = Path(face["kb_path"]) if "kb_path" in face else None
     sys.exit(anyio.run(serve_stdio, None, dialect, kb))
-
-
-def _kb_path(value: str | None) -> Path:
-    """--kb-path made absolute (relative to the working directory), symlinks resolved, and checked to be
-    an existing directory: the daemon serves it as a knowledge base of its own."""
-    if not value:
-        raise click.BadParameter(
-            "--dialect grooveseek serves one knowledge base: add --kb-path DIR (a directory of Markdown)",
-            param_hint="--kb-path",
-        )
-    path = Path(value).expanduser()
-    try:
-        resolved = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise click.BadParameter(
-            f"{value!r} does not exist: pass an existing directory of Markdown", param_hint="--kb-path"
-        ) from None
-    if not resolved.is_dir():
-        raise click.BadParameter(
-            f"{value!r} is not a directory: pass the knowledge base's directory, not a file",
-            param_hint="--kb-path",
-        )
-    if not resolved.is_absolute():  # resolve() makes it absolute; a guard for odd platforms
-        raise click.BadParameter(f"{value!r} could not be made absolute", param_hint="--kb-path")
-    return resolved
 
 
 @cli.group()

@@ -31,6 +31,7 @@ from hallouminate.evaluation.metrics import (
     chunk_matches,
     percentile,
     ranked_docs,
+    ranked_hits,
     score_query,
 )
 from hallouminate.evaluation.report import QueryResult, Report, as_json, describe_change, render_text
@@ -60,6 +61,7 @@ __all__ = [
     "percentile",
     "previous_compatible",
     "ranked_docs",
+    "ranked_hits",
     "read_history",
     "render_text",
     "score_query",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.evaluation.golden import Expected, GoldenQuery, normalise_heading
-from hallouminate.protocol.results import GroundChunk, GroundResult
+from hallouminate.protocol.results import GroundChunk, GroundResult, SearchResult
 
 LATENCY_KEYS = ("latency_p50_ms", "latency_p95_ms")
 
@@ -56,6 +56,28 @@ def ranked_docs(result: GroundResult) -> list[RankedDoc]:
                 score=float(doc.get("score", 0.0)),
                 heading_path=tuple(first.get("heading_path") or ()) if first is not None else (),
                 line_start=first.get("line_start") if first is not None else None,
+            )
+        )
+    return docs
+
+
+def ranked_hits(result: SearchResult) -> list[RankedDoc]:
+    """The files of a GrooveSeek-face ``search`` result (flat chunk hits, best first): each path at its
+    first hit, which is its best chunk (search/hits.py keeps ground's file order that way), so the files
+    and their first chunks are those of the ``ground`` call the search ran."""
+    docs: list[RankedDoc] = []
+    seen: set[str] = set()
+    for hit in result.get("results", []):
+        if hit["path"] in seen:
+            continue
+        seen.add(hit["path"])
+        docs.append(
+            RankedDoc(
+                path=hit["path"],
+                corpus="kb",
+                score=float(hit["score"]),
+                heading_path=tuple(hit.get("heading_path") or ()),
+                line_start=None,  # GrooveSeek's hits carry no line numbers
             )
         )
     return docs
