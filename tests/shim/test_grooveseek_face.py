@@ -97,6 +97,14 @@ async def test_the_face_serves_exactly_grooveseeks_six_tools_over_the_warm_host(
         assert "ground" in names and "search" not in names
 
 
+async def test_without_the_warm_host_the_launched_process_serves_the_face(world: Sandbox) -> None:
+    cold = Sandbox(world.root, {**world.env, "HALLOUMINATE_SHIM_HOST": "0"}, world.socket, world.config_file)
+    async with face(cold) as session:
+        assert {tool.name for tool in (await session.list_tools()).tools} == SIX
+        await ready(session)
+        assert (await search(session, query="バックアップ", limit=1))["results"][0]["path"].startswith("ja/")
+
+
 async def test_instructions_say_what_the_face_is_and_is_not(world: Sandbox) -> None:
     params = StdioServerParameters(
         command=sys.executable,

@@ -285,7 +285,7 @@ async def _ask_face(cwd: str, golden: Golden, limit: int) -> _Answers:
     from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 
     from hallouminate.client import connect_or_spawn
-    from hallouminate.errors import Fault, InvalidArgument
+    from hallouminate.errors import Bug, InvalidArgument
 
     conn = await connect_or_spawn()
     try:
@@ -306,7 +306,7 @@ async def _ask_face(cwd: str, golden: Golden, limit: int) -> _Answers:
             answer = await session.call_tool(tool, args)
             if answer.is_error or answer.structured_content is None:
                 text = " ".join(getattr(block, "text", "") for block in answer.content)
-                raise Fault(f"the GrooveSeek face's {tool} failed: {text}")
+                raise Bug(f"the GrooveSeek face's {tool} answered a tool error: {text}")
             structured: dict[str, Any] = answer.structured_content
             return structured
 
@@ -318,8 +318,10 @@ async def _ask_face(cwd: str, golden: Golden, limit: int) -> _Answers:
                 started = time.perf_counter()
                 found = await call("search", {"query": query.query, "limit": limit})
                 results.append((cast("SearchResult", found), (time.perf_counter() - started) * 1000))
-        except MCPError as exc:  # the face refused a query (one over its 1 KiB bound): say which
-            raise InvalidArgument(f"the GrooveSeek face refused a query: {exc.error.message}") from None
+        except MCPError as exc:  # JSON-RPC errors, as GrooveSeek answers: a refused query, or a fault
+            if exc.error.code == InvalidArgument.family.jsonrpc_code:  # e.g. a query over 1 KiB
+                raise InvalidArgument(f"the GrooveSeek face refused a query: {exc.error.message}") from None
+            raise Bug(f"the GrooveSeek face failed: {exc.error.message}") from None
     return _Answers(status, known, results)
 
 
