@@ -1,5 +1,5 @@
 """``hallouminate serve`` driven by the official TypeScript SDK's MCP client (``support/ts_sdk.py``): the
-handshake it negotiates and ``tools/list``, per face."""
+handshake it negotiates, ``tools/list`` and the prompts, per face."""
 
 from __future__ import annotations
 
@@ -34,11 +34,50 @@ def test_the_typescript_client_negotiates_and_lists_the_tools(sandbox: Sandbox, 
     session, _repo = _session(sandbox, face, [{"method": "tools/list"}])
     assert session.protocol_version == TS_SDK_LATEST
     assert session.server_info["name"] == "hallouminate"
-    assert "tools" in session.capabilities
+    assert {"tools", "prompts"} <= set(session.capabilities)
     tools = {tool["name"]: tool for tool in session.result(0)["tools"]}
     assert set(tools) == FACES[face][1]
     for tool in tools.values():
         assert tool["inputSchema"]["type"] == "object" and tool["description"]
+
+
+@pytest.mark.parametrize("face", list(FACES))
+def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face: str) -> None:
+    session, _repo = _session(
+        sandbox,
+        face,
+        [
+            {"method": "prompts/list"},
+            {
+                "method": "prompts/get",
+                "params": {"name": "summarize_topic", "arguments": {"topic": "daemon"}},
+            },
+            {"method": "prompts/get", "params": {"name": "whats_new", "arguments": {"since": "2026-11-01"}}},
+            {"method": "prompts/get", "params": {"name": "deep_dive", "arguments": {}}},
+            {"method": "prompts/get", "params": {"name": "whats_new", "arguments": {"since": "Nov 1"}}},
+        ],
+    )
+    assert [p["name"] for p in session.result(0)["prompts"]] == [
+        "summarize_topic",
+        "deep_dive",
+        "whats_new",
+        "find_gaps",
+    ]
+    texts = []
+    for index in (1, 2):
+        (message,) = session.result(index)["messages"]
+        assert message["role"] == "user" and message["content"]["type"] == "text"
+        texts.append(message["content"]["text"])
+    summary, news = texts
+    assert '"daemon"' in summary and "`list_topics`" in summary
+    assert '`date_from: "2026-11-01"`' in news
+    for text in texts:
+        assert "Cite the `path` of every document you draw on" in text
+        assert "`get_document`" in text
+    missing, malformed = session.error(3), session.error(4)
+    assert missing["code"] == -32602 and "deep_dive needs the argument 'question'" in missing["message"]
+    assert missing["data"] == {"param": "question", "problem": "missing"}
+    assert malformed["code"] == -32602 and "YYYY-MM-DD" in malformed["message"]
 
 
 def test_without_node_the_typescript_client_fails_saying_how_to_get_it(
