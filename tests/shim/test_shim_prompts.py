@@ -145,6 +145,11 @@ async def test_missing_or_unknown_arguments_and_unknown_prompts_are_clear_invali
         blank_question = await _refused(session, "deep_dive", {"question": " \n"})
         unknown_argument = await _refused(session, "find_gaps", {"subject": "x"})
         too_long = await _refused(session, "deep_dive", {"question": "why " * 600})
+        control = await _refused(session, "summarize_topic", {"topic": "a\x00b"})
+        # Tabs and line breaks are text.
+        assert "line one\n\tline two" in await _text(
+            session, "deep_dive", {"question": "line one\n\tline two"}
+        )
         unknown = await _refused(session, "summarise_topic", {"topic": "x"})
         # The session goes on after the refusals.
         assert "`ground`" in await _text(session, "deep_dive", {"question": "why?"})
@@ -155,6 +160,8 @@ async def test_missing_or_unknown_arguments_and_unknown_prompts_are_clear_invali
     assert "'subject'" in unknown_argument.error.message and "topic" in unknown_argument.error.message
     assert unknown_argument.error.data["param"] == "subject"
     assert too_long.error.data == {"param": "question", "problem": "too-long", "limit": 2048}
+    assert control.error.data == {"param": "topic", "problem": "control-character", "offset": 1}
+    assert "U+0000" in control.error.message
     assert "unknown prompt 'summarise_topic'" in unknown.error.message
     assert "did you mean 'summarize_topic'?" in unknown.error.message
     assert unknown.error.data["prompts"] == list(prompts.PROMPTS)

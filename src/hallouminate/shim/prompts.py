@@ -50,6 +50,8 @@ through it.
 general knowledge."""
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Refused in an argument: it would reach the model inside the user's message (tab and line breaks pass).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # whats_new without `since`: this many days before today (the server's local date).
 WHATS_NEW_DAYS = 30
 
@@ -308,6 +310,13 @@ def checked_arguments(spec: PromptSpec, given: Mapping[str, Any] | None, today: 
                 f"{spec.name}: {arg.name} is {len(value):,} characters, more than the "
                 f"{PROMPT_ARGUMENT_CHARS.high:,} a prompt argument may have; shorten it",
                 {"param": arg.name, "problem": "too-long", "limit": PROMPT_ARGUMENT_CHARS.high},
+            )
+        control = _CONTROL.search(value)
+        if control is not None:
+            raise InvalidArgument(
+                f"{spec.name}: {arg.name} holds the control character U+{ord(control.group()):04X} at "
+                f"{control.start()}; send plain text (tabs and line breaks are fine)",
+                {"param": arg.name, "problem": "control-character", "offset": control.start()},
             )
         out[arg.name] = value
     if spec.name == "whats_new":
