@@ -1,5 +1,6 @@
 """``hallouminate serve`` driven by the official TypeScript SDK's MCP client (``support/ts_sdk.py``): the
-handshake it negotiates, ``tools/list`` and the prompts, per face."""
+handshake it negotiates, ``tools/list`` and the prompts, per face; and every default-face tool's result
+checked by that SDK against the published output schema."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hallouminate.shim.tools import TOOLS
-from support.sandbox import Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox
 from support.ts_sdk import TsSession, node, ts_session
 
 # The versions the TypeScript SDK (1.32) asks for and accepts: it sends its latest and refuses any answer
@@ -78,6 +79,37 @@ def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face
     assert missing["code"] == -32602 and "deep_dive needs the argument 'question'" in missing["message"]
     assert missing["data"] == {"param": "question", "problem": "missing"}
     assert malformed["code"] == -32602 and "YYYY-MM-DD" in malformed["message"]
+
+
+def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: Sandbox) -> None:
+    """The SDK checks each tool's structuredContent against the outputSchema published in tools/list
+    (ajv, not the Python client's jsonschema): every tool of the default face, with a real daemon."""
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    wiki = "repo:sample:wiki"
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("index", {}),
+        ("ground", {"query": "How does the MCP shim reach the daemon?"}),
+        ("ground", {"query": "daemon", "match": "phrase", "output": "counts"}),
+        ("list_corpora", {}),
+        ("list_files", {"corpus": wiki}),
+        ("list_tree", {"corpus": wiki}),
+        ("read_markdown", {"corpus": wiki, "path": "architecture.md"}),
+        ("corpus_stats", {"corpus": wiki}),
+        ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
+        ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
+        ("delete_markdown", {"corpus": wiki, "path": "notes/ts.md"}),
+    ]
+    assert {name for name, _args in calls} == set(TOOLS), "a tool of the default face is not called here"
+    requests = [
+        {"method": "tools/call", "params": {"name": name, "arguments": {"cwd": str(repo), **args}}}
+        for name, args in calls
+    ]
+    session = ts_session(sandbox, requests, cwd=repo)
+    for index, (name, _args) in enumerate(calls):
+        result = session.result(index)
+        assert result["isError"] is False and isinstance(result["structuredContent"], dict), name
+        assert result["content"][0]["type"] == "text", name
+    assert session.result(1)["structuredContent"]["docs"][0]["path"] == "architecture.md"
 
 
 def test_without_node_the_typescript_client_fails_saying_how_to_get_it(

@@ -1,7 +1,7 @@
 // The official TypeScript SDK's MCP client, for the tests: spawns an MCP stdio server with the SDK's
 // StdioClientTransport, sends a list of requests through the SDK's own methods (which validate every
-// answer against the SDK's schemas, and a tool's structuredContent against its outputSchema), and prints
-// one JSON document on stdout.
+// answer against the SDK's schemas, and a tool's structuredContent against the outputSchema published in
+// tools/list, listed first when the requests do not), and prints one JSON document on stdout.
 //
 // stdin: {"command": "...", "args": [...], "env": {...}, "cwd": "...",
 //         "requests": [{"method": "tools/list"}, {"method": "prompts/get", "params": {...}}, ...]}
@@ -49,9 +49,14 @@ async function main() {
   const client = new Client({ name: "hallouminate-tests-ts", version: "1.0.0" });
   await client.connect(transport);
   const responses = [];
+  let toolsListed = false;
   try {
     for (const request of spec.requests) {
       try {
+        // The SDK checks a tool's structuredContent against the outputSchema it saw in tools/list only:
+        // list first, as hosts do, so that every result is checked.
+        if (request.method === "tools/call" && !toolsListed) await client.listTools();
+        toolsListed ||= request.method === "tools/list" || request.method === "tools/call";
         responses.push({ result: await METHODS[request.method](client, request.params ?? {}) });
       } catch (error) {
         responses.push({
