@@ -34,7 +34,7 @@ def _session(sandbox: Sandbox, face: str, requests: list[dict[str, object]]) -> 
 def test_the_typescript_client_negotiates_and_lists_the_tools(sandbox: Sandbox, face: str) -> None:
     session, _repo = _session(sandbox, face, [{"method": "tools/list"}])
     assert session.protocol_version == TS_SDK_LATEST
-    assert session.server_info["name"] == "hallouminate"
+    assert session.server_info["name"] and session.server_info["version"]
     assert {"tools", "prompts"} <= set(session.capabilities)
     tools = {tool["name"]: tool for tool in session.result(0)["tools"]}
     assert set(tools) == FACES[face][1]
