@@ -345,22 +345,28 @@ def _since(value: str | None, today: dt.date) -> str:
     return value
 
 
-def get_prompt(dialect: str, name: str, arguments: Mapping[str, Any] | None, **kw: Any) -> GetPromptResult:
+def get_prompt(
+    dialect: str,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    cwd: str | None = None,
+    today: dt.date | None = None,
+) -> GetPromptResult:
     """``prompts/get`` of a face: the prompt's one user message, or a CallerError naming the problem.
 
-    ``kw``: ``cwd`` (the default face's starting directory) and ``today`` (the day ``whats_new`` counts
-    back from; the local date by default)."""
+    ``cwd``: the default face's starting directory; ``today``: the day ``whats_new`` counts back from
+    (the local date by default)."""
     spec = PROMPTS.get(name)
     if spec is None:
         closest = difflib.get_close_matches(name, list(PROMPTS), n=1)
         hint = f" (did you mean {closest[0]!r}?)" if closest else ""
         raise NotFound(
-            f"unknown prompt {name!r}{hint}; prompts: {', '.join(PROMPTS)}",
+            f"unknown prompt {name[:200]!r}{hint}; prompts: {', '.join(PROMPTS)}",
             {"param": "name", "prompts": list(PROMPTS), "closest": closest[0] if closest else None},
         )
-    face = face_for(dialect, kw.get("cwd"))
-    today = kw.get("today") or dt.date.today()
-    args = checked_arguments(spec, arguments, today)
+    face = face_for(dialect, cwd)
+    args = checked_arguments(spec, arguments, today or dt.date.today())
     text = spec.render(face, args)
     return GetPromptResult(
         description=spec.description,
