@@ -255,8 +255,8 @@ async def serve(socket: Path | None = None) -> int:
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
         async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
-            gate.replies = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            replies = cast(Any, gate.watch(write_stream))
+            await server.run(read_stream, replies, server.create_initialization_options())
     finally:
         await link.close()
     return gate.exit_code()
