@@ -89,6 +89,11 @@ async def test_the_face_serves_exactly_grooveseeks_six_tools_over_the_warm_host(
         } == set(schema["properties"])
         assert set(listed["rebuild_index"].input_schema["properties"]) == {"force"}
         assert listed["get_document"].input_schema["required"] == ["path"]
+        # The four prompts, in this face's words (shim/prompts.py): they name search, not ground.
+        prompts = {p.name for p in (await session.list_prompts()).prompts}
+        assert prompts == {"summarize_topic", "deep_dive", "whats_new", "find_gaps"}
+        text = (await session.get_prompt("deep_dive", {"question": "why RRF?"})).messages[0].content
+        assert "`search`" in getattr(text, "text", "") and "`ground`" not in getattr(text, "text", "")
     # The launch went through the warm host, which forked this face's server; the default face still
     # comes out of the same host.
     assert shim_host_pid(world) is not None

@@ -68,6 +68,9 @@ POOL_PER_FILE = 5
 POOL_MIN = 50
 
 QUERY_CHARS = Range("query", 1, 2048, "characters")
+# An argument of an MCP prompt (shim/prompts.py): a deep_dive question becomes a search query, so the
+# query's bound.
+PROMPT_ARGUMENT_CHARS = Range("argument", 1, QUERY_CHARS.high, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.
 PHRASE_CHARS = Range("query", 1, 512, "characters")
 # Occurrences counted before a phrase scan stops: bounds the work and the answer of a phrase found everywhere.
@@ -147,7 +150,7 @@ TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
 # min_confidence_ratio: low_confidence also when the best candidate cosine is under this many times their
-# mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0034.
+# mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0035.
 MIN_CONFIDENCE_RATIO_DEFAULT = 1.5
 
 # -- the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) -------------------------------

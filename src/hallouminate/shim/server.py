@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,7 @@ from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.grooveseek import DIALECTS, FACE_TOOLS
 from hallouminate.shim.grooveseek import INSTRUCTIONS as GROOVESEEK_INSTRUCTIONS
 from hallouminate.shim.grooveseek import render as render_face
+from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -249,12 +251,16 @@ def build_server(
         text = RENDERERS[spec.op](result)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
 
+    # The prompts take no cwd: their text names the directory the MCP host started us in, as a hint.
+    prompts = prompt_handlers("hallouminate", _start_dir())
     server: Server[Any] = Server(
         "hallouminate",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=prompts.on_list_prompts,
+        on_get_prompt=prompts.on_get_prompt,
     )
     return server, link
 
@@ -314,14 +320,25 @@ def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], 
             content=[TextContent(text=render_face(result))], structured_content=structured, is_error=False
         )
 
+    # GrooveSeek's four prompts, naming this face's tools (shim/prompts.py).
+    prompts = prompt_handlers("grooveseek")
     server: Server[Any] = Server(
         "hallouminate-grooveseek",
         version=__version__,
         instructions=GROOVESEEK_INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=prompts.on_list_prompts,
+        on_get_prompt=prompts.on_get_prompt,
     )
     return server, link
+
+
+def _start_dir() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # started in a directory since removed
+        return None
 
 
 async def serve(
@@ -334,8 +351,8 @@ async def serve(
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
         async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
-            gate.replies = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            replies = cast(Any, gate.watch(write_stream))
+            await server.run(read_stream, replies, server.create_initialization_options())
     finally:
         await link.close()
     return gate.exit_code()
