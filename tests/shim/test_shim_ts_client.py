@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hallouminate.shim.grooveseek import FACE_TOOLS
 from hallouminate.shim.tools import TOOLS
 from support.sandbox import SMALL_WIKI, Sandbox
 from support.ts_sdk import TsSession, node, ts_session
@@ -21,6 +22,10 @@ TS_SDK_LATEST = "2025-11-25"
 # Each face: its `serve` arguments (given the test's sandbox and repository), and its tools. One line per face.
 FACES: dict[str, tuple[Callable[[Sandbox, Path], list[str]], set[str]]] = {
     "hallouminate": (lambda sandbox, repo: [], set(TOOLS)),
+    "grooveseek": (
+        lambda sandbox, repo: ["--dialect", "grooveseek", "--kb-path", str(repo)],
+        set(FACE_TOOLS),
+    ),
 }
 
 
