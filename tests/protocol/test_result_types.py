@@ -41,7 +41,7 @@ ARG_TYPES: dict[str, Any] = {
     "shutdown": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.CorpusArgs,
-    "list_files": a.CorpusArgs,
+    "list_files": a.ListFilesArgs,
     "list_tree": a.CorpusArgs,
     "corpus_stats": a.CorpusArgs,
     "ground": a.GroundArgs,

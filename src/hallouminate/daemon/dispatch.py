@@ -20,6 +20,7 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    ListFilesArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
@@ -159,7 +160,7 @@ class Dispatcher:
     async def browse(
         self, request: Request, emit: Emit | None
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
-        args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
+        args = cast(CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hallouminate import __version__, analysis, testing_hooks, xdg
 from hallouminate.config import (
@@ -45,6 +45,7 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    ListFilesArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.results import (
@@ -671,14 +672,15 @@ class Runtime:
         return browse.list_corpora(await self._resolve(where))
 
     async def browse(
-        self, where: Where, op: str, args: CorpusArgs | ReadMarkdownArgs | BacklinksArgs
+        self, where: Where, op: str, args: CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         """The filesystem read tools: no model or store needed, so they answer even while it loads."""
         from hallouminate import browse
 
         spec = corpus_for(await self._resolve(where), args.get("corpus"))
         if op == "list_files":
-            return await asyncio.to_thread(browse.list_files, spec)
+            since = cast(ListFilesArgs, args).get("changed_since")
+            return await asyncio.to_thread(browse.list_files, spec, since)
         if op == "list_tree":
             return await asyncio.to_thread(browse.list_tree, spec)
         # Each op's schema requires its path: the key tells the argument types apart.

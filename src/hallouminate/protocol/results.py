@@ -183,6 +183,9 @@ class FilterApplied(TypedDict):
     include_low_quality: NotRequired[bool]
     excluded_terms: NotRequired[list[str]]
     phrases: NotRequired[list[str]]
+    # changed_since as sent, and the instant it named (UTC, to the second; a duration counts from the call).
+    changed_since: NotRequired[str]
+    changed_since_utc: NotRequired[str]
 
 
 # mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence
@@ -340,9 +343,18 @@ class FileRef(TypedDict):
     absolute_path: str
 
 
+class ListFilesApplied(TypedDict):
+    """``list_files``' filter, when given: ``changed_since`` as sent and the instant it named (UTC)."""
+
+    changed_since: str
+    changed_since_utc: str
+
+
 class ListFilesResult(TypedDict):
     corpus: str
     files: list[FileRef]
+    # Present when changed_since was given.
+    filter_applied: NotRequired[ListFilesApplied]
 
 
 class TreeNode(TypedDict):

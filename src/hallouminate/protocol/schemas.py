@@ -11,6 +11,7 @@ from typing import Any
 
 from hallouminate.protocol.limits import (
     CATEGORY_CHARS,
+    CHANGED_SINCE_CHARS,
     CHUNKS_PER_FILE,
     CONTENT_CHARS,
     CORPUS_NAME_CHARS,
@@ -110,6 +111,13 @@ _FILTER_PROPS: dict[str, Any] = {
     "include_low_quality": {
         "type": "boolean",
         "description": "true: min_quality 0, low-quality chunks (stubs, link lists) are candidates too.",
+    },
+    "changed_since": {
+        "type": "string",
+        **CHANGED_SINCE_CHARS.length_schema(),
+        "description": "Only files modified (file mtime) at or after this: an ISO date (2026-11-30, "
+        "midnight UTC), an ISO datetime (2026-11-30T09:00:00Z; no zone = UTC) or a duration back from now "
+        "(12h, 7d, 2w). Needs no frontmatter date.",
     },
 }
 # How the query's own syntax reads (ranked mode; docs/search.md, "Query syntax").
@@ -387,6 +395,8 @@ GROUND_RESULT: dict[str, Any] = {
                 "include_low_quality": {"type": "boolean"},
                 "excluded_terms": {"type": "array", "items": {"type": "string"}},
                 "phrases": {"type": "array", "items": {"type": "string"}},
+                "changed_since": {"type": "string"},
+                "changed_since_utc": {"type": "string"},
             },
         },
         # True when no hit is a strong match (with a weak-match warning); phrase mode: nothing matched.
@@ -569,7 +579,14 @@ _DEFAULT_CORPUS = "Corpus name. Omit to use the wiki of the repository containin
 ARGS.update(
     {
         "list_corpora": {"type": "object", "properties": {}, "additionalProperties": False},
-        "list_files": _corpus_only(_DEFAULT_CORPUS),
+        "list_files": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "changed_since": _FILTER_PROPS["changed_since"],
+            },
+            "additionalProperties": False,
+        },
         "list_tree": _corpus_only(_DEFAULT_CORPUS),
         "corpus_stats": _corpus_only(_DEFAULT_CORPUS),
         "read_markdown": {
@@ -657,7 +674,15 @@ RESULTS: dict[str, dict[str, Any]] = {
     },
     "list_files": {
         "type": "object",
-        "properties": {"corpus": {"type": "string"}, "files": {"type": "array", "items": _FILE}},
+        "properties": {
+            "corpus": {"type": "string"},
+            "files": {"type": "array", "items": _FILE},
+            "filter_applied": {
+                "type": "object",
+                "properties": {"changed_since": {"type": "string"}, "changed_since_utc": {"type": "string"}},
+                "required": ["changed_since", "changed_since_utc"],
+            },
+        },
         "required": ["corpus", "files"],
     },
     "list_tree": {
