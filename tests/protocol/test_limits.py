@@ -23,6 +23,8 @@ BY_PROPERTY = {
     "corpus": limits.CORPUS_NAME_CHARS,
     "query": limits.QUERY_CHARS,
     "path": limits.PATH_CHARS,
+    "from": limits.PATH_CHARS,  # move_markdown's two paths
+    "to": limits.PATH_CHARS,
     "content": limits.CONTENT_CHARS,
     "under_heading": limits.UNDER_HEADING_CHARS,
     "replace_match": limits.REPLACE_MATCH_CHARS,

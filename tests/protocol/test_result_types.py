@@ -33,6 +33,7 @@ RESULT_TYPES: dict[str, Any] = {
     "backlinks": r.BacklinksResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
+    "move_markdown": r.MoveMarkdownResult,
 }
 # Every operation's arguments, as the daemon reads them once checked.
 ARG_TYPES: dict[str, Any] = {
@@ -49,6 +50,7 @@ ARG_TYPES: dict[str, Any] = {
     "backlinks": a.BacklinksArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
+    "move_markdown": a.MoveMarkdownArgs,
 }
 _SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 

@@ -161,6 +161,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "backlinks": {"path": "overview.md"},
     "add_markdown": {"corpus": WIKI, "path": "new-page.md", "content": "# New\n"},
     "delete_markdown": {"corpus": WIKI, "path": "overview.md"},
+    "move_markdown": {"corpus": WIKI, "from": "overview.md", "to": "moved.md"},
 }
 
 

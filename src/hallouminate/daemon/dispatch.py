@@ -21,6 +21,7 @@ from hallouminate.protocol.arguments import (
     DeleteMarkdownArgs,
     GroundArgs,
     ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
@@ -35,6 +36,7 @@ from hallouminate.protocol.results import (
     ListCorporaResult,
     ListFilesResult,
     ListTreeResult,
+    MoveMarkdownResult,
     OpResult,
     PingResult,
     ProgressEvent,
@@ -96,6 +98,7 @@ class Dispatcher:
             "corpus_stats": self.corpus_stats,
             "add_markdown": self.write,
             "delete_markdown": self.write,
+            "move_markdown": self.move_markdown,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -171,6 +174,9 @@ class Dispatcher:
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
         return await self.runtime.write(await _where(request), request.op, args)
+
+    async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
+        return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
 
 
 async def _where(request: Request) -> Where:

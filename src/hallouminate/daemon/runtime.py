@@ -46,6 +46,7 @@ from hallouminate.protocol.arguments import (
     DeleteMarkdownArgs,
     GroundArgs,
     ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.results import (
@@ -62,6 +63,7 @@ from hallouminate.protocol.results import (
     ListCorporaResult,
     ListFilesResult,
     ListTreeResult,
+    MoveMarkdownResult,
     ProgressEvent,
     ReadMarkdownResult,
     RuntimeStatus,
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
     from hallouminate.search.rerank import RerankStage
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
+    from hallouminate.wiki.move import MoveOutcome
     from hallouminate.wiki.writes import WriteOutcome
 
 log = logging.getLogger("hallouminate.daemon")
@@ -198,12 +201,11 @@ class Runtime:
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
-        from hallouminate.wiki.journal import Journal
-
         # Temp files of writes a killed daemon left half-done: swept before any write, in a thread (one
-        # listing per recorded directory; a slow disk must not keep `ping` waiting).
+        # listing per recorded directory; a slow disk must not keep `ping` waiting); a move it left
+        # half-done is finished (wiki/redo.py).
         self._recovered = asyncio.get_running_loop().run_in_executor(
-            None, Journal(self._write_journal).recover
+            None, _recover_writes, self._write_journal
         )
         self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
@@ -281,6 +283,10 @@ class Runtime:
 
     async def _startup_catch_up(self) -> None:
         """Edits made while no daemon ran: catch up the baseline corpora and every repository served before."""
+        if self._recovered is not None:
+            # A move a killed daemon left half-done is finished first: the catch-up then indexes it whole.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovered)
         roots: list[Path | None] = [None, *await asyncio.to_thread(self._known.roots)]
         for root in roots:
             try:
@@ -754,6 +760,39 @@ class Runtime:
                     )
         return result
 
+    async def move_markdown(self, where: Where, args: MoveMarkdownArgs) -> MoveMarkdownResult:
+        """``move_markdown`` (wiki/move.py), then a re-index of the old path (its rows go), the new one and
+        every page it rewrote, under the corpus lock as ``write``: a following ground sees the new path."""
+        spec = corpus_for(await self._resolve(where), args["corpus"])
+        if self._recovered is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovered)
+        async with self._lock(spec.store_key):
+            async with self._write_lock:
+                outcome = await asyncio.to_thread(_move_files, spec, args, self._write_journal)
+            result = outcome.result.copy()
+            try:
+                await self._store_ready(rebuild=False)
+                _, _, indexer = await self._engine()
+                with self._store_faults():
+                    report = await self._run_index(indexer.index_paths, spec, outcome.reindex)
+            except Exception as exc:  # the files are moved by now: report it, do not fail the call
+                if not isinstance(exc, HallouminateError):
+                    log.exception("re-indexing after move_markdown failed")
+                reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
+                result["warnings"].append(
+                    {
+                        "code": "reindex-failed",
+                        "message": f"the page was moved but not re-indexed ({reason}); the watcher or the "
+                        "index tool will catch up",
+                    }
+                )
+            else:
+                self.counters["write_files_upserted"] += report["files_upserted"]
+                result["reindexed"] = list(outcome.reindex)
+                result["chunks_written"] = report["chunks_written"]
+        return result
+
     def status(self) -> RuntimeStatus:
         watched = [str(root) for root in self._watcher.roots] if self._watcher is not None else []
         if self._indexer is not None:
@@ -811,6 +850,23 @@ def _write_files(
     if op == "delete_markdown" and "content" not in args:
         return delete_markdown(spec, args["path"], journal)
     raise Bug(f"unknown write operation {op!r}")
+
+
+def _move_files(spec: CorpusSpec, args: MoveMarkdownArgs, journal_dir: Path) -> MoveOutcome:
+    from hallouminate.wiki.journal import Journal
+    from hallouminate.wiki.move import move_markdown
+
+    return move_markdown(spec, args, Journal(journal_dir))
+
+
+def _recover_writes(journal_dir: Path) -> list[str]:
+    """At start-up, before any write: sweep the temp files a killed daemon left, then finish the moves
+    it left half-done (their redo records)."""
+    from hallouminate.wiki.journal import Journal
+    from hallouminate.wiki.redo import recover
+
+    journal = Journal(journal_dir)
+    return [*journal.recover(), *recover(journal)]
 
 
 def _rerank(reranker: CrossEncoder, query: str, passages: list[str]) -> list[float]:

@@ -92,6 +92,10 @@ class AddMarkdownArgs(TypedDict):
     replace_match: NotRequired[str]
 
 
+# "from" is a Python keyword, hence the functional form.
+MoveMarkdownArgs = TypedDict("MoveMarkdownArgs", {"corpus": str, "from": str, "to": str})
+
+
 @final
 class DeleteMarkdownArgs(TypedDict):
     corpus: str

@@ -461,6 +461,31 @@ class DeleteMarkdownResult(TypedDict):
     reindexed: list[str]
 
 
+class RewrittenFile(TypedDict):
+    """A page whose links ``move_markdown`` rewrote (the moved page under its new path), and how many."""
+
+    path: str
+    links: int
+
+
+# "from" is a Python keyword, hence the functional form.
+MoveMarkdownResult = TypedDict(
+    "MoveMarkdownResult",
+    {
+        "corpus": str,
+        "from": str,
+        "to": str,
+        "absolute_path": str,
+        "rewritten": list[RewrittenFile],
+        "links_rewritten": int,
+        "index_files": list[IndexFileAction],
+        "warnings": list[WriteWarning],
+        "reindexed": list[str],
+        "chunks_written": int,
+    },
+)
+
+
 # -- the daemon's own operations (the CLI's; no MCP tool) --------------------------------------------------
 
 
@@ -520,6 +545,7 @@ OpResult = (
     | BacklinksResult
     | AddMarkdownResult
     | DeleteMarkdownResult
+    | MoveMarkdownResult
     | PingResult
     | ShutdownResult
     | StatusResult

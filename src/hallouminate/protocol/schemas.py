@@ -890,3 +890,56 @@ RESULTS.update(
         },
     }
 )
+
+# -- move_markdown (wiki/move.py; docs/tools/move_markdown.md) ---------------------------------------------
+ARGS["move_markdown"] = {
+    "type": "object",
+    "properties": {
+        "corpus": _WRITE_CORPUS,
+        "from": {
+            **PATH_PROP,
+            "description": 'Corpus-relative path of the page to move, e.g. "guides/setup.md".',
+        },
+        "to": {
+            **PATH_PROP,
+            "description": "Its new corpus-relative path (must not exist; .md in a wiki). Missing directories "
+            "are created.",
+        },
+    },
+    "required": ["corpus", "from", "to"],
+    "additionalProperties": False,
+}
+RESULTS["move_markdown"] = {
+    "type": "object",
+    "properties": {
+        "corpus": {"type": "string"},
+        "from": {"type": "string"},
+        "to": {"type": "string"},
+        "absolute_path": {"type": "string"},
+        "rewritten": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "links": {"type": "integer", "minimum": 1}},
+                "required": ["path", "links"],
+            },
+        },
+        "links_rewritten": {"type": "integer", "minimum": 0},
+        "index_files": _INDEX_FILES,
+        "reindexed": _REINDEXED,
+        "chunks_written": {"type": "integer"},
+        "warnings": _WRITE_WARNINGS,
+    },
+    "required": [
+        "corpus",
+        "from",
+        "to",
+        "absolute_path",
+        "rewritten",
+        "links_rewritten",
+        "index_files",
+        "reindexed",
+        "chunks_written",
+        "warnings",
+    ],
+}

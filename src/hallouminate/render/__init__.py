@@ -9,6 +9,7 @@ from hallouminate.render.browse import (
     render_tree,
 )
 from hallouminate.render.index_report import render_index
+from hallouminate.render.move import render_move
 from hallouminate.render.outline import render_ground
 from hallouminate.render.writes import render_delete, render_write
 
@@ -19,6 +20,7 @@ __all__ = [
     "render_files",
     "render_ground",
     "render_index",
+    "render_move",
     "render_read",
     "render_stats",
     "render_tree",
