@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
@@ -201,18 +202,22 @@ def _encode(new_path: str, old_path: str, bracketed: bool) -> str:
 
 
 # -- where links may be --------------------------------------------------------------------------------------
-_parser_instance: MarkdownIt | None = None
+_local = threading.local()
+
+
+def _parser() -> MarkdownIt:
+    # One per thread, as browse/wikilinks.py keeps its own: moves run in worker threads.
+    md: MarkdownIt | None = getattr(_local, "md", None)
+    if md is None:
+        md = MarkdownIt("commonmark").use(front_matter_plugin).enable(["table", "strikethrough"])
+        _local.md = md
+    return md
 
 
 def _skipped_lines(text: str) -> set[int]:
     """0-based lines markdown-it parses as code, HTML or front matter (links there are not links)."""
-    global _parser_instance
-    if _parser_instance is None:
-        _parser_instance = (
-            MarkdownIt("commonmark").use(front_matter_plugin).enable(["table", "strikethrough"])
-        )
     skipped: set[int] = set()
-    for token in _parser_instance.parse(text):
+    for token in _parser().parse(text):
         if token.type in _SKIPPED_BLOCKS and token.map:
             skipped.update(range(token.map[0], token.map[1]))
     return skipped
