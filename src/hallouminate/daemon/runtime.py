@@ -67,6 +67,7 @@ from hallouminate.protocol.results import (
     ProgressEvent,
     ReadMarkdownResult,
     RuntimeStatus,
+    WriteWarning,
 )
 
 if TYPE_CHECKING:
@@ -731,34 +732,42 @@ class Runtime:
             async with self._write_lock:
                 outcome = await asyncio.to_thread(_write_files, op, spec, args, self._write_journal)
             result = outcome.result.copy()
-            try:
-                await self._store_ready(rebuild=False)
-                _, _, indexer = await self._engine()
-                with self._store_faults():
-                    report = await self._run_index(indexer.index_paths, spec, outcome.reindex)
-            # The files are written by now: report a failed re-index, do not fail the call (a retry of a
-            # create would then be refused as "exists").
-            except Exception as exc:
-                if not isinstance(exc, HallouminateError):
-                    log.exception("re-indexing after %s failed", op)
-                reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
-                result["warnings"].append(
-                    {
-                        "code": "reindex-failed",
-                        "message": f"the files were written but not re-indexed ({reason}); the watcher "
-                        "or the index tool will catch up",
-                    }
-                )
-            else:
-                self.counters["write_files_upserted"] += report["files_upserted"]
+            report = await self._reindex_written(spec, op, outcome.reindex, result["warnings"])
+            if report is not None:
                 result["reindexed"] = list(outcome.reindex)
                 if "deleted" not in result:  # an add_markdown result
                     result["chunks_written"] = report["chunks_written"]
-                for skipped in report.get("skipped", []):
-                    result["warnings"].append(
-                        {"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"}
-                    )
         return result
+
+    async def _reindex_written(
+        self, spec: CorpusSpec, op: str, paths: list[str], warnings: list[WriteWarning]
+    ) -> IndexReport | None:
+        """Re-index the paths a write changed (the caller holds the corpus lock); None when it failed.
+
+        The files are written by now: a failed re-index is a warning, not a failed call (a retry of a
+        create would then be refused as "exists"), and so is a file the indexer skipped.
+        """
+        try:
+            await self._store_ready(rebuild=False)
+            _, _, indexer = await self._engine()
+            with self._store_faults():
+                report = await self._run_index(indexer.index_paths, spec, paths)
+        except Exception as exc:
+            if not isinstance(exc, HallouminateError):
+                log.exception("re-indexing after %s failed", op)
+            reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
+            warnings.append(
+                {
+                    "code": "reindex-failed",
+                    "message": f"the files were written but not re-indexed ({reason}); the watcher "
+                    "or the index tool will catch up",
+                }
+            )
+            return None
+        self.counters["write_files_upserted"] += report["files_upserted"]
+        for skipped in report.get("skipped", []):
+            warnings.append({"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"})
+        return report
 
     async def move_markdown(self, where: Where, args: MoveMarkdownArgs) -> MoveMarkdownResult:
         """``move_markdown`` (wiki/move.py), then a re-index of the old path (its rows go), the new one and
@@ -771,24 +780,8 @@ class Runtime:
             async with self._write_lock:
                 outcome = await asyncio.to_thread(_move_files, spec, args, self._write_journal)
             result = outcome.result.copy()
-            try:
-                await self._store_ready(rebuild=False)
-                _, _, indexer = await self._engine()
-                with self._store_faults():
-                    report = await self._run_index(indexer.index_paths, spec, outcome.reindex)
-            except Exception as exc:  # the files are moved by now: report it, do not fail the call
-                if not isinstance(exc, HallouminateError):
-                    log.exception("re-indexing after move_markdown failed")
-                reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
-                result["warnings"].append(
-                    {
-                        "code": "reindex-failed",
-                        "message": f"the page was moved but not re-indexed ({reason}); the watcher or the "
-                        "index tool will catch up",
-                    }
-                )
-            else:
-                self.counters["write_files_upserted"] += report["files_upserted"]
+            report = await self._reindex_written(spec, "move_markdown", outcome.reindex, result["warnings"])
+            if report is not None:
                 result["reindexed"] = list(outcome.reindex)
                 result["chunks_written"] = report["chunks_written"]
         return result
