@@ -204,3 +204,35 @@ async def test_the_cli_moves_and_reports_and_refuses_with_exit_2(w: World) -> No
     taken = hm(w.box, "mv", "final.md", "ref.md", "--corpus", corpus, cwd=Path(cwd))
     assert taken.returncode == 2 and "already exists" in taken.stderr
     assert (wiki / "final.md").exists() and (wiki / "ref.md").read_text() == "# Ref\n\n[old](final.md)\n"
+
+
+async def test_a_multi_root_corpus_moves_in_its_first_root_and_names_what_it_cannot_rewrite(w: World) -> None:
+    """A custom corpus (no index.md lists) with two roots: the page moves within the first root; a later
+    root's copy of `to` refuses the move; a later root's page linking to it is named, never written."""
+    repo = w.box.make_repo("multi", wiki=None)
+    first, later = repo / "docs", repo / "more"
+    first.mkdir()
+    later.mkdir()
+    (first / "plan.md").write_text("# Plan\n\nThe violet walrus drafts the plan.\n")
+    (first / "uses.md").write_text("# Uses\n\n[plan](plan.md)\n")
+    # [[plan]] would still name the moved page (its stem is unchanged); the relative link would not.
+    (later / "elsewhere.md").write_text("# Elsewhere\n\nSee [[plan]] and [the plan](plan.md).\n")
+    (later / "taken.md").write_text("# Taken\n")
+    layer = repo / ".hallouminate" / "config.toml"
+    layer.write_text(layer.read_text() + '\n[[corpus]]\nname = "both"\npaths = ["docs", "more"]\n')
+    untouched = snapshot(later)
+    base = {"cwd": str(repo), "corpus": "both"}
+    async with mcp_session(w.box) as s:
+        taken = await refused(s, "move_markdown", **base, **{"from": "plan.md", "to": "taken.md"})
+        assert problem(taken) == "exists" and str(later / "taken.md") in taken.message
+        only_later = await refused(s, "move_markdown", **base, **{"from": "elsewhere.md", "to": "x.md"})
+        assert problem(only_later) == "not-in-first-root"
+        moved = await call(s, "move_markdown", **base, **{"from": "plan.md", "to": "plans/plan.md"})
+        assert (first / "plans/plan.md").exists() and not (first / "plan.md").exists()
+        assert (first / "uses.md").read_text() == "# Uses\n\n[plan](plans/plan.md)\n"
+        assert moved["index_files"] == []
+        assert [(x["code"], x["path"]) for x in moved["warnings"]] == [("link-not-rewritten", "elsewhere.md")]
+        found = await call(s, "ground", **base, query="violet walrus drafts the plan", top_files=10)
+        paths = [doc["path"] for doc in found["docs"]]
+        assert paths[0] == "plans/plan.md" and "plan.md" not in paths
+    assert snapshot(later) == untouched

@@ -67,3 +67,10 @@ def test_a_new_stem_another_page_has_becomes_the_path() -> None:
     move = Move.of("guides/other.md", "x/deploy.md", PAGES)
     out = relink("[[other]]\n", "index.md", move)
     assert out.text == "[[x/deploy]]\n"  # [[deploy]] would name three pages
+
+
+def test_a_link_still_naming_the_moved_page_is_left_as_written() -> None:
+    # Same stem in another directory: [[other]] and [[other.md]] still resolve to it; the path does not.
+    move = Move.of("guides/other.md", "archive/other.md", PAGES)
+    out = relink("[[other]] [[other.md]] [[guides/other]]\n", "index.md", move)
+    assert out.text == "[[other]] [[other.md]] [[archive/other]]\n" and out.links == 1
