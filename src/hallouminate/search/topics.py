@@ -32,16 +32,21 @@ from hallouminate.protocol.results import Topic, TopicNode
 from hallouminate.search.filters import category_topic, frontmatter, page_date
 
 
-@dataclass
 class _Node:
-    count: int = 0
-    children: dict[str, _Node] = field(default_factory=dict)
+    __slots__ = ("children", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.children: dict[str, _Node] = {}
 
     def add(self, segments: Sequence[str]) -> None:
         node = self
         for segment in segments:
-            node = node.children.setdefault(segment, _Node())
-            node.count += 1
+            child = node.children.get(segment)  # not setdefault: it would build a node per call
+            if child is None:
+                child = node.children[segment] = _Node()
+            child.count += 1
+            node = child
 
     def tree(self) -> list[TopicNode]:
         return [
