@@ -713,7 +713,7 @@ class Runtime:
     async def list_topics(self, where: Where, corpus: str | None) -> ListTopicsResult:
         """The corpus's (category, topic) groups from its indexed pages, as of now (an index run in
         flight is reported, never waited for); computed again only after a commit."""
-        from hallouminate.search.topics import TopicsCache
+        from hallouminate.search.topics import TopicsCache, list_topics
 
         spec = corpus_for(await self._resolve(where), corpus)
         await self._store_ready(rebuild=False)
@@ -724,7 +724,12 @@ class Runtime:
             heads = await self._reader.page_heads(spec.store_key)
         if self._topics is None:
             self._topics = TopicsCache()
-        result: ListTopicsResult = {"corpus": spec.name, "topics": self._topics.topics(spec.store_key, heads)}
+        topics = self._topics.cached(spec.store_key, heads)
+        if topics is None:
+            # One pass over the pages after each commit (~10k pages at 100k chunks): off the loop.
+            topics = await asyncio.to_thread(list_topics, heads)
+            self._topics.keep(spec.store_key, heads, topics)
+        result: ListTopicsResult = {"corpus": spec.name, "topics": topics}
         if indexing is not None:
             result["indexing"] = indexing
         return result

@@ -132,10 +132,18 @@ class TopicsCache:
     def __init__(self) -> None:
         self._kept: dict[str, tuple[Sequence[ChunkRow], list[Topic]]] = {}
 
-    def topics(self, corpus: str, heads: Sequence[ChunkRow]) -> list[Topic]:
+    def cached(self, corpus: str, heads: Sequence[ChunkRow]) -> list[Topic] | None:
+        """The entries computed from this very list, if they are kept."""
         kept = self._kept.get(corpus)
-        if kept is not None and kept[0] is heads:
-            return kept[1]
-        topics = list_topics(heads)
+        return kept[1] if kept is not None and kept[0] is heads else None
+
+    def keep(self, corpus: str, heads: Sequence[ChunkRow], topics: list[Topic]) -> None:
         self._kept[corpus] = (heads, topics)
+
+    def topics(self, corpus: str, heads: Sequence[ChunkRow]) -> list[Topic]:
+        """``cached``, else computed here and kept."""
+        topics = self.cached(corpus, heads)
+        if topics is None:
+            topics = list_topics(heads)
+            self.keep(corpus, heads, topics)
         return topics

@@ -146,6 +146,15 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Chun
     return [converted[place] for place in places]
 
 
+def _heads_of(rows: Any, first_only: bool) -> list[ChunkRow]:
+    """``page_heads`` from a corpus's held rows (scan order: every chunk) or from first chunks only."""
+    if first_only:
+        rows = rows.sort_by("path")
+    else:
+        rows = rows.select(HEAD_COLUMNS).filter(pc.equal(rows["ordinal"], 0))  # not a copy of every column
+    return cast("list[ChunkRow]", rows.to_pylist())
+
+
 def _quality_passes(row: ChunkRow, floor: float) -> bool:
     quality = cast("dict[str, Any]", row).get("quality")  # the column lands with index-time quality
     return quality is None or float(quality) >= floor
@@ -597,15 +606,16 @@ class AsyncReader:
             generation = self._generation
             held = self._vectors.get(corpus)
             if held is not None:  # in scan order (path, ordinal) already
-                rows = held.rows.filter(pc.equal(held.rows["ordinal"], 0)).select(HEAD_COLUMNS)
+                rows = held.rows
             else:
                 rows = (
                     await table.query()
                     .where(f"corpus = {sql.literal(corpus)} AND ordinal = 0")
                     .select(HEAD_COLUMNS)
                     .to_arrow()
-                ).sort_by("path")
-            heads = cast("list[ChunkRow]", rows.to_pylist())
+                )
+            # Converting 10k pages' rows takes tens of milliseconds: off the loop, so pings go on.
+            heads = await asyncio.to_thread(_heads_of, rows, held is None)
             self._remember(self._heads, corpus, heads, generation)
         return heads
 
