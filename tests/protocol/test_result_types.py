@@ -33,9 +33,11 @@ RESULT_TYPES: dict[str, Any] = {
     "list_tree": r.ListTreeResult,
     "read_markdown": r.ReadMarkdownResult,
     "corpus_stats": r.CorpusStatsResult,
+    "list_topics": r.ListTopicsResult,
     "backlinks": r.BacklinksResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
+    "move_markdown": r.MoveMarkdownResult,
 }
 # Every operation's arguments, as the daemon reads them once checked.
 ARG_TYPES: dict[str, Any] = {
@@ -44,15 +46,17 @@ ARG_TYPES: dict[str, Any] = {
     "shutdown": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.CorpusArgs,
-    "list_files": a.CorpusArgs,
+    "list_files": a.ListFilesArgs,
     "list_tree": a.CorpusArgs,
     "corpus_stats": a.CorpusArgs,
+    "list_topics": a.CorpusArgs,
     "ground": a.GroundArgs,
     "search": a.SearchArgs,
     "read_markdown": a.ReadMarkdownArgs,
     "backlinks": a.BacklinksArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
+    "move_markdown": a.MoveMarkdownArgs,
 }
 _SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 

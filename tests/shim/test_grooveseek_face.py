@@ -5,6 +5,7 @@ English and Japanese pages with title/topic/category/tags/date frontmatter in ne
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import subprocess
 import sys
@@ -305,6 +306,20 @@ async def test_mmr_and_parent_retriever(world: Sandbox) -> None:
         whole = next(h for h in grown["results"] if h["expanded_from"]["kind"] == "whole_document")
         text = (kb / whole["path"]).read_text()
         assert whole["content"] == text[text.index("# ") :].rstrip("\n")
+
+
+async def test_list_topics_answers_grooveseeks_bare_list(world: Sandbox) -> None:
+    async with face(world) as session:
+        await ready(session)
+        result = await session.call_tool("list_topics", {})
+        assert not result.is_error and result.structured_content is None  # a list cannot be structured
+        topics = json.loads(result.content[0].text)
+        assert isinstance(topics, list)
+        by_key = {(t["category"], t["topic"]): t for t in topics}
+        mcp = by_key[("deep-dive", "mcp-server")]
+        assert mcp["file_count"] == 2 and [c["segment"] for c in mcp["children"]] == ["transports"]
+        assert by_key[("guides", "config")]["titles"] == ["Configuration"]  # the frontmatter topic
+        assert by_key[("ja", "運用")]["titles"] == ["バックアップ手順"]
 
 
 @pytest.mark.xfail(

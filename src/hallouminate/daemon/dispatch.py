@@ -20,6 +20,8 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
     SearchArgs,
 )
@@ -34,7 +36,9 @@ from hallouminate.protocol.results import (
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
+    ListTopicsResult,
     ListTreeResult,
+    MoveMarkdownResult,
     OpResult,
     PingResult,
     ProgressEvent,
@@ -96,8 +100,10 @@ class Dispatcher:
             "read_markdown": self.browse,
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
+            "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
+            "move_markdown": self.move_markdown,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -165,7 +171,7 @@ class Dispatcher:
     async def browse(
         self, request: Request, emit: Emit | None
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
-        args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
+        args = cast(CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
@@ -173,9 +179,17 @@ class Dispatcher:
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
         )
 
+    async def list_topics(self, request: Request, emit: Emit | None) -> ListTopicsResult:
+        return await self.runtime.list_topics(
+            await _where(request), cast(CorpusArgs, request.args).get("corpus")
+        )
+
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
         return await self.runtime.write(await _where(request), request.op, args)
+
+    async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
+        return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
 
 
 async def _where(request: Request) -> Where:

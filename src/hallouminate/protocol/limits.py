@@ -145,9 +145,17 @@ NEGATION_MIN_CHARS = 3
 # category and topic: exact names (a path segment or a frontmatter value).
 CATEGORY_CHARS = Range("category", 1, 1024, "characters")
 TOPIC_CHARS = Range("topic", 1, 1024, "characters")
+# changed_since (ground, list_files): a date, a datetime or a duration (protocol/recency.py); 64 holds
+# any ISO datetime with a zone and its fraction of a second.
+CHANGED_SINCE_CHARS = Range("changed_since", 1, 64, "characters")
 # min_quality (a number): chunks whose index-time quality (0-1) is below it are not candidates; null
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
+
+# -- list_topics (search/topics.py) ---------------------------------------------------------------------
+# Titles listed per topic entry (its documents' first, by path); ``file_count`` still counts every one, so
+# a topic of thousands of pages stays a line of a result, not a page of it.
+TOPIC_TITLES_MAX = 50
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
 # min_confidence_ratio: low_confidence also when the best candidate cosine is under this many times their
 # mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0035.

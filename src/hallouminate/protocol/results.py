@@ -186,6 +186,9 @@ class FilterApplied(TypedDict):
     include_low_quality: NotRequired[bool]
     excluded_terms: NotRequired[list[str]]
     phrases: NotRequired[list[str]]
+    # changed_since as sent, and the instant it named (UTC, to the second; a duration counts from the call).
+    changed_since: NotRequired[str]
+    changed_since_utc: NotRequired[str]
 
 
 # mmr ran: its weights and the candidate chunks it reordered ("lambda" is a Python keyword, hence
@@ -381,9 +384,18 @@ class FileRef(TypedDict):
     absolute_path: str
 
 
+class ListFilesApplied(TypedDict):
+    """``list_files``' filter, when given: ``changed_since`` as sent and the instant it named (UTC)."""
+
+    changed_since: str
+    changed_since_utc: str
+
+
 class ListFilesResult(TypedDict):
     corpus: str
     files: list[FileRef]
+    # Present when changed_since was given.
+    filter_applied: NotRequired[ListFilesApplied]
 
 
 class TreeNode(TypedDict):
@@ -401,6 +413,36 @@ class ListTreeResult(TypedDict):
     corpus: str
     roots: NotRequired[list[str]]
     tree: TreeNode
+
+
+class TopicNode(TypedDict):
+    """A directory below a topic in ``list_topics``: its name, the documents under it (cumulative) and
+    the directories below it, sorted by segment."""
+
+    segment: str
+    file_count: int
+    children: list["TopicNode"]
+
+
+class Topic(TypedDict):
+    """One (category, topic) group of ``list_topics``; None where a document has none (search/topics.py)."""
+
+    category: str | None
+    topic: str | None
+    file_count: int
+    # The newest of its documents' dates: the frontmatter ``date`` (YYYY-MM-DD), else the file's
+    # modification day (UTC).
+    last_updated: str
+    # Its documents' titles by path, at most limits.TOPIC_TITLES_MAX.
+    titles: list[str]
+    children: list[TopicNode]
+
+
+class ListTopicsResult(TypedDict):
+    corpus: str
+    topics: list[Topic]
+    # Present while an index run is bringing the corpus up to date: the topics are from before it.
+    indexing: NotRequired[IndexingState]
 
 
 class ReadMarkdownResult(TypedDict):
@@ -490,6 +532,31 @@ class DeleteMarkdownResult(TypedDict):
     reindexed: list[str]
 
 
+class RewrittenFile(TypedDict):
+    """A page whose links ``move_markdown`` rewrote (the moved page under its new path), and how many."""
+
+    path: str
+    links: int
+
+
+# "from" is a Python keyword, hence the functional form.
+MoveMarkdownResult = TypedDict(
+    "MoveMarkdownResult",
+    {
+        "corpus": str,
+        "from": str,
+        "to": str,
+        "absolute_path": str,
+        "rewritten": list[RewrittenFile],
+        "links_rewritten": int,
+        "index_files": list[IndexFileAction],
+        "warnings": list[WriteWarning],
+        "reindexed": list[str],
+        "chunks_written": int,
+    },
+)
+
+
 # -- the daemon's own operations (the CLI's; no MCP tool) --------------------------------------------------
 
 
@@ -547,9 +614,11 @@ OpResult = (
     | ListTreeResult
     | ReadMarkdownResult
     | CorpusStatsResult
+    | ListTopicsResult
     | BacklinksResult
     | AddMarkdownResult
     | DeleteMarkdownResult
+    | MoveMarkdownResult
     | PingResult
     | ShutdownResult
     | StatusResult

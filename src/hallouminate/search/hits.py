@@ -32,7 +32,7 @@ from hallouminate.protocol.results import (
     SearchHit,
     SearchResult,
 )
-from hallouminate.search.filters import category_topic, frontmatter_strings, page_frontmatter
+from hallouminate.search.filters import category_topic, frontmatter, frontmatter_strings
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Passed to ground unchanged: the same names and meanings on both faces.
@@ -138,7 +138,7 @@ async def search_hits(
 
 
 def _hit(doc: ChunkedDoc, chunk: GroundChunk, rows: list[ChunkRow]) -> SearchHit:
-    front = page_frontmatter(rows[0].get("fields") if rows else None)
+    front = frontmatter(rows[0].get("fields") if rows else None)
     path = doc["path"]
     _category, topic = category_topic(path, front)
     heading_path = chunk["heading_path"]

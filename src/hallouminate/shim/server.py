@@ -37,8 +37,10 @@ from hallouminate.render import (
     render_files,
     render_ground,
     render_index,
+    render_move,
     render_read,
     render_stats,
+    render_topics,
     render_tree,
     render_write,
 )
@@ -59,11 +61,13 @@ semantic + keyword search.
 
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
-Use `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
+filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
-`read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
-`corpus`, and search sees the change at once.
+`read_markdown` before overwriting it), rename them with `move_markdown` (every link to the page is \
+rewritten) and remove pages with `delete_markdown`; all need an explicit `corpus`, and search sees the \
+change at once.
 
 Every call needs `cwd`: the absolute path of the checkout you are working in. It selects the repository, \
 its configuration and its wiki.
@@ -83,9 +87,11 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "list_tree": render_tree,
     "read_markdown": render_read,
     "corpus_stats": render_stats,
+    "list_topics": render_topics,
     "backlinks": render_backlinks,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
+    "move_markdown": render_move,
 }
 
 

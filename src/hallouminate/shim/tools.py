@@ -122,6 +122,21 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
         ),
         ToolSpec(
+            name="list_topics",
+            op="list_topics",
+            description=(
+                "Map of what a corpus covers: every (category, topic) of its indexed documents with the "
+                "document count, the newest date (frontmatter `date`, else the file's modification day), "
+                "up to 50 titles, and `children`, the directories beneath the topic (each `segment` with "
+                "a cumulative `file_count`). category = first path segment, topic = second, frontmatter "
+                "`category:`/`topic:` override: exactly the values ground's `category` and `topic` "
+                "filters accept (null = none). `corpus` defaults to the wiki of the repository containing "
+                "`cwd`. A `children` segment comes from a document's own path, so do not build a path "
+                "from category/topic/segment."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="backlinks",
             op="backlinks",
             description=(
@@ -156,6 +171,21 @@ TOOLS: dict[str, ToolSpec] = {
                 "Delete one file of a corpus (explicit `corpus`; its first root) and prune it from the index. "
                 "Irreversible. Refuses symlinks and directories. In a repository wiki the ancestor "
                 "`index.md` link lists stop listing it. Run backlinks first to find the pages linking to it."
+            ),
+            read_only=False,
+            idempotent=False,
+            destructive=True,
+        ),
+        ToolSpec(
+            name="move_markdown",
+            op="move_markdown",
+            description=(
+                "Rename a page of a corpus (explicit `corpus`; its first root) from `from` to `to`, "
+                "atomically, and rewrite every [[wikilink]] (by path or bare stem; aliases and #headings "
+                "kept) and relative Markdown link (anchors kept) that pointed at it, in every page, plus "
+                "the moved page's own relative links. In a repository wiki the old and new `index.md` "
+                "link lists are updated. Re-indexed at once: a following `ground` finds the new path, not "
+                "the old. Refused if `to` exists or `from` does not. Reports the files rewritten."
             ),
             read_only=False,
             idempotent=False,
