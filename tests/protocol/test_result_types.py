@@ -33,6 +33,12 @@ RESULT_TYPES: dict[str, Any] = {
     "backlinks": r.BacklinksResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
+    "get_document": r.GetDocumentResult,
+}
+# Operations no tool publishes (the shim's MCP resources call them), with their result type.
+OP_RESULT_TYPES: dict[str, Any] = {
+    "resource_groups": r.ResourceGroupsResult,
+    "read_resource": r.ReadResourceResult,
 }
 # Every operation's arguments, as the daemon reads them once checked.
 ARG_TYPES: dict[str, Any] = {
@@ -49,6 +55,9 @@ ARG_TYPES: dict[str, Any] = {
     "backlinks": a.BacklinksArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
+    "get_document": a.GetDocumentArgs,
+    "resource_groups": a.NoArgs,
+    "read_resource": a.ReadResourceArgs,
 }
 _SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
@@ -193,13 +202,13 @@ class _Walk:
 
 # -- the tests -----------------------------------------------------------------------------------------------
 def test_every_published_result_has_its_type() -> None:
-    assert set(RESULTS) == set(RESULT_TYPES)
+    assert set(RESULTS) == set(RESULT_TYPES) | set(OP_RESULT_TYPES)
     assert {spec.op for spec in TOOLS.values() if spec.output_schema is not None} == set(RESULT_TYPES)
 
 
-@pytest.mark.parametrize("op", sorted(RESULT_TYPES))
+@pytest.mark.parametrize("op", sorted({**RESULT_TYPES, **OP_RESULT_TYPES}))
 def test_the_full_schema_is_the_result_type(op: str) -> None:
-    assert differences(RESULT_TYPES[op], RESULTS[op], op) == []
+    assert differences({**RESULT_TYPES, **OP_RESULT_TYPES}[op], RESULTS[op], op) == []
 
 
 @pytest.mark.parametrize("op", sorted(RESULT_TYPES))

@@ -19,8 +19,10 @@ from hallouminate.protocol.arguments import (
     BacklinksArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
+    GetDocumentArgs,
     GroundArgs,
     ReadMarkdownArgs,
+    ReadResourceArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -29,6 +31,7 @@ from hallouminate.protocol.results import (
     BacklinksResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
+    GetDocumentResult,
     GroundResult,
     IndexResult,
     ListCorporaResult,
@@ -38,6 +41,8 @@ from hallouminate.protocol.results import (
     PingResult,
     ProgressEvent,
     ReadMarkdownResult,
+    ReadResourceResult,
+    ResourceGroupsResult,
     ShutdownResult,
     StatusResult,
 )
@@ -95,6 +100,9 @@ class Dispatcher:
             "corpus_stats": self.corpus_stats,
             "add_markdown": self.write,
             "delete_markdown": self.write,
+            "get_document": self.get_document,
+            "resource_groups": self.resource_groups,
+            "read_resource": self.read_resource,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -170,6 +178,17 @@ class Dispatcher:
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
         return await self.runtime.write(await _where(request), request.op, args)
+
+    async def get_document(self, request: Request, emit: Emit | None) -> GetDocumentResult:
+        return await self.runtime.get_document(await _where(request), cast(GetDocumentArgs, request.args))
+
+    async def resource_groups(self, request: Request, emit: Emit | None) -> ResourceGroupsResult:
+        return await self.runtime.resource_groups(await _where(request))
+
+    async def read_resource(self, request: Request, emit: Emit | None) -> ReadResourceResult:
+        return await self.runtime.read_resource(
+            await _where(request), cast(ReadResourceArgs, request.args)["uri"]
+        )
 
 
 async def _where(request: Request) -> Where:

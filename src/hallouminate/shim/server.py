@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from hallouminate.render import (
     render_backlinks,
     render_corpora,
     render_delete,
+    render_document,
     render_files,
     render_ground,
     render_index,
@@ -42,6 +44,7 @@ from hallouminate.render import (
     render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -81,6 +84,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "backlinks": render_backlinks,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
+    "get_document": render_document,
 }
 
 
@@ -174,8 +178,10 @@ class McpProgress:
             await self._task
 
 
-def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
+def build_server(socket: Path | None = None, cwd: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     link = DaemonLink(socket)
+    # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
+    resources = KbResources(link.connection, cwd if cwd is not None else _start_cwd(), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -230,8 +236,16 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        **resources.handlers(),
     )
     return server, link
+
+
+def _start_cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # removed under us: a scope with no corpus, whose resource list is empty
+        return "/"
 
 
 async def serve(socket: Path | None = None) -> int:
