@@ -18,7 +18,7 @@ import pytest
 
 from hallouminate.protocol import arguments as a
 from hallouminate.protocol import results as r
-from hallouminate.protocol.schemas import ARGS, RESULTS
+from hallouminate.protocol.schemas import ARGS, RESOURCE_RESULTS, RESULTS
 from hallouminate.shim.tools import TOOLS
 
 # Every operation that publishes an output schema, with its result type.
@@ -202,13 +202,14 @@ class _Walk:
 
 # -- the tests -----------------------------------------------------------------------------------------------
 def test_every_published_result_has_its_type() -> None:
-    assert set(RESULTS) == set(RESULT_TYPES) | set(OP_RESULT_TYPES)
+    assert set(RESULTS) == set(RESULT_TYPES)
+    assert set(RESOURCE_RESULTS) == set(OP_RESULT_TYPES)
     assert {spec.op for spec in TOOLS.values() if spec.output_schema is not None} == set(RESULT_TYPES)
 
 
 @pytest.mark.parametrize("op", sorted({**RESULT_TYPES, **OP_RESULT_TYPES}))
 def test_the_full_schema_is_the_result_type(op: str) -> None:
-    assert differences({**RESULT_TYPES, **OP_RESULT_TYPES}[op], RESULTS[op], op) == []
+    assert differences({**RESULT_TYPES, **OP_RESULT_TYPES}[op], {**RESULTS, **RESOURCE_RESULTS}[op], op) == []
 
 
 @pytest.mark.parametrize("op", sorted(RESULT_TYPES))

@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from mcp import MCPError
 from mcp.types import INVALID_PARAMS
 
 from hallouminate.client.connection import DaemonConnection
 from hallouminate.errors import NotFound
+from hallouminate.protocol.schemas import RESOURCE_RESULTS, RESULTS
 from support.sandbox import Sandbox, hm, mcp_session, private_world
 
 MIB = 1024 * 1024
@@ -391,6 +393,9 @@ async def test_a_kb_scope_serves_its_directory_as_corpus_kb(world: Sandbox) -> N
         ],
     }
     assert read["mime_type"] == "text/markdown" and "blue-green" in read["text"]
+    for op, result in (("resource_groups", groups), ("read_resource", read)):
+        jsonschema.validate(result, RESOURCE_RESULTS[op])
+    jsonschema.validate(document, RESULTS["get_document"])
     assert found["docs"][0]["uri"] == "kb://doc/deploy/rollback.md"
 
 

@@ -895,68 +895,68 @@ ARGS.update(
     }
 )
 
-RESULTS.update(
-    {
-        "get_document": {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "title": {"type": "string"},
-                "date": _STR_OR_NULL,
-                "topic": _STR_OR_NULL,
-                "tags": _STRINGS,
-                "content": {"type": "string"},
-                "truncated": {"type": "boolean"},
-                "corpus": {"type": "string"},
-                "category": _STR_OR_NULL,
-                "format": {"type": "string", "enum": ["markdown", "text", "json", "pdf"]},
-                "bytes": {"type": "integer"},
-                "uri": {"type": "string"},
-            },
-            "required": [
-                "path",
-                "title",
-                "date",
-                "topic",
-                "tags",
-                "content",
-                "truncated",
-                "corpus",
-                "category",
-                "format",
-                "bytes",
-            ],
-        },
-        "resource_groups": {
-            "type": "object",
-            "properties": {
-                "corpus": _STR_OR_NULL,
-                "groups": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "prefix": {"type": "string"},
-                            "name": {"type": "string"},
-                            "uri": {"type": "string"},
-                            "description": {"type": "string"},
-                            "documents": {"type": "integer"},
-                        },
-                        "required": ["prefix", "name", "uri", "description", "documents"],
+RESULTS["get_document"] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "title": {"type": "string"},
+        "date": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "tags": _STRINGS,
+        "content": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "corpus": {"type": "string"},
+        "category": _STR_OR_NULL,
+        "format": {"type": "string", "enum": ["markdown", "text", "json", "pdf"]},
+        "bytes": {"type": "integer"},
+        "uri": {"type": "string"},
+    },
+    "required": [
+        "path",
+        "title",
+        "date",
+        "topic",
+        "tags",
+        "content",
+        "truncated",
+        "corpus",
+        "category",
+        "format",
+        "bytes",
+    ],
+}
+
+# Results of the operations behind the MCP resources (no tool publishes them; shim/resources.py reads them).
+RESOURCE_RESULTS: dict[str, dict[str, Any]] = {
+    "resource_groups": {
+        "type": "object",
+        "properties": {
+            "corpus": _STR_OR_NULL,
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "prefix": {"type": "string"},
+                        "name": {"type": "string"},
+                        "uri": {"type": "string"},
+                        "description": {"type": "string"},
+                        "documents": {"type": "integer"},
                     },
+                    "required": ["prefix", "name", "uri", "description", "documents"],
                 },
             },
-            "required": ["corpus", "groups"],
         },
-        "read_resource": {
-            "type": "object",
-            "properties": {
-                "uri": {"type": "string"},
-                "mime_type": {"type": "string", "enum": ["text/markdown", "text/plain"]},
-                "text": {"type": "string"},
-                "truncated": {"type": "boolean"},
-            },
-            "required": ["uri", "mime_type", "text", "truncated"],
+        "required": ["corpus", "groups"],
+    },
+    "read_resource": {
+        "type": "object",
+        "properties": {
+            "uri": {"type": "string"},
+            "mime_type": {"type": "string", "enum": ["text/markdown", "text/plain"]},
+            "text": {"type": "string"},
+            "truncated": {"type": "boolean"},
         },
-    }
-)
+        "required": ["uri", "mime_type", "text", "truncated"],
+    },
+}
