@@ -80,7 +80,15 @@ def write_repo(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def world(model_cache: Path) -> Iterator[Sandbox]:
-    with private_world(model_cache, prefix="hm-kr-", in_process=False) as box:
+    # Index runs report progress through the pause hook: a test may hold one (``progress.pause``).
+    pause = {"HALLOUMINATE_TEST_INDEX_PAUSE": "{root}/pause"}
+    with private_world(
+        model_cache,
+        prefix="hm-kr-",
+        in_process=False,
+        extra_env=lambda root: {k: v.format(root=root) for k, v in pause.items()},
+    ) as box:
+        (box.root / "pause").mkdir()
         repo = write_repo(box.root)
         assert hm(box, "index", cwd=repo).returncode == 0
         (box.root / "empty").mkdir()
@@ -397,6 +405,24 @@ async def test_a_kb_scope_serves_its_directory_as_corpus_kb(world: Sandbox) -> N
         jsonschema.validate(result, RESOURCE_RESULTS[op])
     jsonschema.validate(document, RESULTS["get_document"])
     assert found["docs"][0]["uri"] == "kb://doc/deploy/rollback.md"
+
+
+async def test_a_miss_while_the_corpus_is_first_indexed_says_so(world: Sandbox) -> None:
+    fresh = world.root / "kbfresh"
+    fresh.mkdir()
+    (fresh / "late.md").write_text("# Late\n\nThe plum marmot arrives late.\n")
+    pause = world.root / "pause"
+    (pause / "progress.pause").touch()  # holds the catch-up this call starts, before it stores a row
+    conn = await DaemonConnection.open(world.socket)
+    try:
+        with pytest.raises(NotFound) as info:
+            await conn.call("get_document", str(fresh), {"path": "late.md"}, kb=True)
+    finally:
+        (pause / "progress.pause").unlink(missing_ok=True)
+        (pause / "progress.go").touch()
+        await conn.close()
+    assert info.value.data["problem"] == "not-indexed" and info.value.data["indexing"] is True
+    assert "being indexed now" in info.value.message
 
 
 def test_the_doc_command_prints_the_document_and_refuses_another_spelling(world: Sandbox) -> None:

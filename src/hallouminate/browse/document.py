@@ -57,14 +57,19 @@ def check_document_name(path: str) -> None:
         )
 
 
-def not_indexed(corpus: str, path: str) -> NotFound:
+def not_indexed(corpus: str, path: str, *, indexing: bool = False) -> NotFound:
     """The one answer for a well-formed name that is not an indexed document of ``corpus``: the same
-    whether or not a file answers to that name on disk, so a refusal says nothing about the disk."""
+    whether or not a file answers to that name on disk, so a refusal says nothing about the disk.
+    ``indexing``: a whole-corpus run is going (the corpus's first catch-up, say), which is said."""
+    running = f"; corpus {corpus!r} is being indexed now: try again when it is done" if indexing else ""
+    data: dict[str, object] = {"corpus": corpus, "path": path, "problem": "not-indexed"}
+    if indexing:
+        data["indexing"] = True
     return NotFound(
         f"{path!r} is not an indexed document of corpus {corpus!r}: pass the path exactly as `ground` "
         "returns it (relative to the corpus root, '/'-separated, same case); a file added moments ago is "
-        "served once it is indexed",
-        {"corpus": corpus, "path": path, "problem": "not-indexed"},
+        f"served once it is indexed{running}",
+        data,
     )
 
 

@@ -775,12 +775,13 @@ class Runtime:
         from hallouminate.browse.document import not_indexed
 
         await self._store_ready(rebuild=False)
-        self._indexing([spec])  # starts the corpus's first catch-up if due; never waited for
+        # Starts the corpus's first catch-up if due; never waited for, but named in a miss.
+        indexing = spec.name in self._indexing([spec])
         assert self._reader is not None
         with self._store_faults():
             rows = await self._reader.page_rows(spec.store_key, path)
         if not rows:
-            raise not_indexed(spec.name, path)
+            raise not_indexed(spec.name, path, indexing=indexing)
         return rows[0]
 
     async def _indexed_sizes(self, spec: CorpusSpec) -> dict[str, int | None]:
