@@ -250,9 +250,8 @@ def private_world(
 
 # -- a real MCP client over stdio --------------------------------------------------------------------------
 @contextlib.asynccontextmanager
-async def mcp_session(sandbox: Sandbox, cwd: Path | None = None) -> AsyncIterator[ClientSession]:
-    """``hallouminate serve`` as a subprocess, driven by the SDK's stdio client; started in ``cwd`` when
-    given (what an MCP host does: the server's resources and prompts serve that directory)."""
+async def mcp_session(sandbox: Sandbox, *, cwd: Path | None = None) -> AsyncIterator[ClientSession]:
+    """``hallouminate serve`` as a subprocess (started in ``cwd``), driven by the SDK's stdio client."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(

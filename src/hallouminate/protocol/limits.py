@@ -68,6 +68,9 @@ POOL_PER_FILE = 5
 POOL_MIN = 50
 
 QUERY_CHARS = Range("query", 1, 2048, "characters")
+# An argument of an MCP prompt (shim/prompts.py): a deep_dive question becomes a search query, so the
+# query's bound.
+PROMPT_ARGUMENT_CHARS = Range("argument", 1, QUERY_CHARS.high, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.
 PHRASE_CHARS = Range("query", 1, 512, "characters")
 # Occurrences counted before a phrase scan stops: bounds the work and the answer of a phrase found everywhere.
@@ -132,7 +135,7 @@ UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")
 
 # -- documents (get_document, the kb:// resources) --------------------------------------------------------
 # A Markdown or text document larger than this is refused by get_document and not offered as a resource; a
-# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0034-kb-resources.md).
+# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0035-kb-resources.md).
 DOCUMENT_TEXT_MAX_BYTES = 1024 * 1024
 # A binary document (a PDF) larger than this on disk is never read for get_document or a resource.
 DOCUMENT_BINARY_MAX_BYTES = 50 * 1024 * 1024

@@ -44,6 +44,7 @@ from hallouminate.render import (
     render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
@@ -181,7 +182,8 @@ class McpProgress:
 def build_server(socket: Path | None = None, cwd: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     link = DaemonLink(socket)
     # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
-    resources = KbResources(link.connection, cwd if cwd is not None else _start_cwd(), kb=False)
+    # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
+    resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -230,22 +232,26 @@ def build_server(socket: Path | None = None, cwd: Path | None = None) -> tuple[S
         text = RENDERERS[spec.op](result)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
 
+    # The prompts take no cwd: their text names the directory the MCP host started us in, as a hint.
+    prompts = prompt_handlers("hallouminate", _start_dir())
     server: Server[Any] = Server(
         "hallouminate",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=prompts.on_list_prompts,
+        on_get_prompt=prompts.on_get_prompt,
         **resources.handlers(),
     )
     return server, link
 
 
-def _start_cwd() -> str:
+def _start_dir() -> str | None:
     try:
         return os.getcwd()
-    except OSError:  # removed under us: a scope with no corpus, whose resource list is empty
-        return "/"
+    except OSError:  # started in a directory since removed
+        return None
 
 
 async def serve(socket: Path | None = None) -> int:
@@ -256,8 +262,8 @@ async def serve(socket: Path | None = None) -> int:
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
         async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
-            gate.replies = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            replies = cast(Any, gate.watch(write_stream))
+            await server.run(read_stream, replies, server.create_initialization_options())
     finally:
         await link.close()
     return gate.exit_code()
