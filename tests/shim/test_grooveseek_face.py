@@ -322,11 +322,6 @@ async def test_list_topics_answers_grooveseeks_bare_list(world: Sandbox) -> None
         assert by_key[("ja", "運用")]["titles"] == ["バックアップ手順"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="uri on ranked hits comes with the resources branch (ground's docs carry it): drop this marker "
-    "when it is merged",
-)
 async def test_hits_carry_their_kb_uri(world: Sandbox) -> None:
     async with face(world) as session:
         await ready(session)
@@ -334,6 +329,15 @@ async def test_hits_carry_their_kb_uri(world: Sandbox) -> None:
         assert out["results"][0]["uri"] == (
             "kb://doc/ja/%E9%81%8B%E7%94%A8/%E3%83%90%E3%83%83%E3%82%AF%E3%82%A2%E3%83%83%E3%83%97.md"
         )
+        # The face serves the kb:// resources of its knowledge base: the hit's uri reads the document,
+        # and get_document gives it by the hit's path, with the hit's title.
+        hit = out["results"][0]
+        read = await session.read_resource(hit["uri"])
+        assert "三十日間保存" in getattr(read.contents[0], "text", "")
+        doc = (await session.call_tool("get_document", {"path": hit["path"]})).structured_content
+        assert doc is not None and doc["path"] == hit["path"] and doc["title"] == hit["title"]
+        groups = [r.name for r in (await session.list_resources()).resources]
+        assert groups, "the face lists its knowledge base's topic groups"
 
 
 async def test_rebuild_index_reports_grooveseeks_counters(world: Sandbox) -> None:

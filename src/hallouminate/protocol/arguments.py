@@ -128,3 +128,16 @@ class SearchArgs(TypedDict):
     mmr_lambda: NotRequired[float]
     mmr_same_doc_penalty: NotRequired[float]
     parent_retriever: NotRequired[bool]
+
+
+@final
+class GetDocumentArgs(TypedDict):
+    corpus: NotRequired[str]
+    path: str
+
+
+@final
+class ReadResourceArgs(TypedDict):
+    """``read_resource``: a ``kb://`` URI (``resource_groups`` takes ``NoArgs``)."""
+
+    uri: str

@@ -8,6 +8,7 @@ from hallouminate.render.browse import (
     render_stats,
     render_tree,
 )
+from hallouminate.render.document import render_document
 from hallouminate.render.index_report import render_index
 from hallouminate.render.move import render_move
 from hallouminate.render.outline import render_ground
@@ -18,6 +19,7 @@ __all__ = [
     "render_backlinks",
     "render_corpora",
     "render_delete",
+    "render_document",
     "render_files",
     "render_ground",
     "render_index",

@@ -123,7 +123,7 @@ async def _rehearse() -> None:
     from hallouminate.shim.server import build_server
     from hallouminate.shim.tools import TOOLS
 
-    for server, link in (build_server(), build_server(None, "grooveseek", Path("/"))):  # both faces
+    for server, link in (build_server(), build_server(dialect="grooveseek", kb_path=Path("/"))):  # both faces
         async with (
             create_client_server_memory_streams() as (client_streams, server_streams),
             anyio.create_task_group() as tg,

@@ -34,6 +34,7 @@ from hallouminate.render import (
     render_backlinks,
     render_corpora,
     render_delete,
+    render_document,
     render_files,
     render_ground,
     render_index,
@@ -49,6 +50,7 @@ from hallouminate.shim.grooveseek import DIALECTS, FACE_TOOLS
 from hallouminate.shim.grooveseek import INSTRUCTIONS as GROOVESEEK_INSTRUCTIONS
 from hallouminate.shim.grooveseek import render as render_face
 from hallouminate.shim.prompts import prompt_handlers
+from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -92,6 +94,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "add_markdown": render_write,
     "delete_markdown": render_delete,
     "move_markdown": render_move,
+    "get_document": render_document,
 }
 
 
@@ -198,10 +201,14 @@ class McpProgress:
 
 
 def build_server(
-    socket: Path | None = None, dialect: str = "hallouminate", kb_path: Path | None = None
+    socket: Path | None = None,
+    cwd: Path | None = None,
+    *,
+    dialect: str = "hallouminate",
+    kb_path: Path | None = None,
 ) -> tuple[Server[Any], DaemonLink]:
-    """The MCP server of one face: ours (``hallouminate``), or GrooveSeek's over the knowledge base
-    ``kb_path`` (``grooveseek``; shim/grooveseek.py)."""
+    """The MCP server of one face: ours (``hallouminate``; ``cwd``: the resources' directory, else where
+    we started), or GrooveSeek's over the knowledge base ``kb_path`` (``grooveseek``; shim/grooveseek.py)."""
     if dialect == "grooveseek":
         if kb_path is None:
             raise ValueError("the grooveseek face needs a knowledge base path")
@@ -209,6 +216,9 @@ def build_server(
     if dialect != "hallouminate":
         raise ValueError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}")
     link = DaemonLink(socket)
+    # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
+    # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
+    resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -267,6 +277,7 @@ def build_server(
         on_call_tool=call_tool,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        **resources.handlers(),
     )
     return server, link
 
@@ -277,6 +288,8 @@ def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], 
     -32603; docs/grooveseek-face.md, "Errors")."""
     link = DaemonLink(socket)
     cwd = str(kb_path)
+    # The kb:// resources of this knowledge base (shim/resources.py), as every call: (kb_path, kb).
+    resources = KbResources(link.connection, cwd, kb=True)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -336,6 +349,7 @@ def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], 
         on_call_tool=call_tool,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        **resources.handlers(),
     )
     return server, link
 
@@ -351,7 +365,7 @@ async def serve(
     socket: Path | None = None, dialect: str = "hallouminate", kb_path: Path | None = None
 ) -> int:
     """Serve MCP on stdin/stdout until stdin closes; the process exit code (see ``LineGate.exit_code``)."""
-    server, link = build_server(socket, dialect, kb_path)
+    server, link = build_server(socket, dialect=dialect, kb_path=kb_path)
     # We read stdin ourselves so that every line gets an answer (shim/stdio.py); the SDK still owns
     # stdout (it diverts fd 1 to stderr so stray output cannot corrupt the wire).
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
