@@ -140,6 +140,12 @@ class StorePort(Protocol):
 
     def maybe_optimize(self) -> bool: ...
 
+    def file_writes(self, corpus: str, path: str) -> list[ChunkWrite]:
+        """One file's rows as written (vectors included), in chunk order: what a rename moves."""
+        ...
+
+    def count_rows(self, corpus: str | None = None) -> int: ...
+
 
 class PhraseMatchesPort(Protocol):
     """The rows whose text matches a phrase, in scan order (corpus, path, ordinal).

@@ -40,7 +40,7 @@ ARG_TYPES: dict[str, Any] = {
     "status": a.NoArgs,
     "shutdown": a.NoArgs,
     "list_corpora": a.NoArgs,
-    "index": a.CorpusArgs,
+    "index": a.IndexArgs,
     "list_files": a.CorpusArgs,
     "list_tree": a.CorpusArgs,
     "corpus_stats": a.CorpusArgs,

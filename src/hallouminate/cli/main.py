@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -109,16 +109,27 @@ def _help(what: str, bound: limits.Range) -> str:
 
 @cli.command()
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
+@click.option("--force", is_flag=True, help="Rebuild: re-read and re-embed every file, even unchanged ones.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="If another index of the corpus is running, wait for it and then index (without: refused).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def index(corpus: str | None, fmt: str) -> None:
-    """(Re)index the corpora configured for the current directory. Incremental."""
+def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental unless --force."""
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.cli.progress import IndexProgress
     from hallouminate.render import render_index
 
+    args: dict[str, Any] = {"corpus": corpus} if corpus else {}
+    if force:
+        args["force"] = True
+    if wait:
+        args["wait"] = True
     progress = IndexProgress()
     try:
-        result: IndexResult = call_daemon("index", {"corpus": corpus} if corpus else {}, on_progress=progress)
+        result: IndexResult = call_daemon("index", args, on_progress=progress)
     finally:
         progress.close()
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))

@@ -20,6 +20,7 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    IndexArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
@@ -146,9 +147,7 @@ class Dispatcher:
         return {"stopping": True, "pid": os.getpid()}
 
     async def index(self, request: Request, emit: Emit | None) -> IndexResult:
-        return await self.runtime.index(
-            await _where(request), cast(CorpusArgs, request.args).get("corpus"), emit
-        )
+        return await self.runtime.index(await _where(request), cast(IndexArgs, request.args), emit)
 
     async def ground(self, request: Request, emit: Emit | None) -> GroundResult:
         return await self.runtime.ground(await _where(request), cast(GroundArgs, request.args))

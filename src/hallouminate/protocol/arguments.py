@@ -22,6 +22,16 @@ class CorpusArgs(TypedDict):
 
 
 @final
+class IndexArgs(TypedDict):
+    """``index``: the corpus (all of cwd's when absent); ``force`` rebuilds (every file re-read and
+    re-embedded); ``wait`` waits for another client's index of the corpus instead of being refused."""
+
+    corpus: NotRequired[str]
+    force: NotRequired[bool]
+    wait: NotRequired[bool]
+
+
+@final
 class GroundArgs(TypedDict):
     query: str
     corpus: NotRequired[str]

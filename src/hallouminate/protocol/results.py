@@ -288,6 +288,15 @@ class IndexReport(TypedDict):
     # Files indexed as plain text because their frontmatter is not valid YAML.
     frontmatter_errors: NotRequired[list[SkippedFile]]
     chunks_written: int
+    # Markdown files whose bytes moved to a new path: their rows moved with them, not re-embedded (their
+    # old paths are not in files_deleted, their new ones not in files_upserted).
+    renamed: NotRequired[int]
+    # Files of the corpus whose frontmatter does not parse now (frontmatter_errors lists this run's).
+    frontmatter_unparsed: NotRequired[int]
+    # The corpus' rows (chunks) in the store once the run ended.
+    chunks_total: NotRequired[int]
+    # Whether the run was a forced rebuild (every file re-read and re-embedded).
+    forced: NotRequired[bool]
     seconds: float
     # The daemon's own runs (catch-up, watcher) since the last index result for this corpus; empty when
     # none. The counts above are this run's only.

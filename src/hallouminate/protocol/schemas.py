@@ -128,7 +128,19 @@ ARGS: dict[str, dict[str, Any]] = {
             "corpus": {
                 **CORPUS_PROP,
                 "description": "Corpus to (re)index. Omit to index every corpus configured for cwd.",
-            }
+            },
+            "force": {
+                "type": "boolean",
+                "default": False,
+                "description": "Rebuild: read and embed every file again, even unchanged ones (slow; "
+                "searches keep answering from the rows there meanwhile).",
+            },
+            "wait": {
+                "type": "boolean",
+                "default": False,
+                "description": "When another client's index of the corpus is running: wait for it, then "
+                "index. Without it such a call is refused, naming how long the running one has gone.",
+            },
         },
         "additionalProperties": False,
     },
@@ -524,6 +536,10 @@ _INDEX_REPORT: dict[str, Any] = {
             },
         },
         "chunks_written": {"type": "integer"},
+        "renamed": {"type": "integer"},
+        "frontmatter_unparsed": {"type": "integer"},
+        "chunks_total": {"type": "integer"},
+        "forced": {"type": "boolean"},
         "seconds": {"type": "number"},
         "background": {"type": "array", "items": _BACKGROUND_WORK},
         "problems": {"type": "array", "items": FILE_PROBLEM},

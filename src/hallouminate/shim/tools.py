@@ -66,10 +66,12 @@ TOOLS: dict[str, ToolSpec] = {
             op="index",
             description=(
                 "(Re)build the search index for one corpus, or every corpus configured for `cwd` when "
-                "`corpus` is omitted. Incremental: unchanged files are not re-read. Use it after files "
-                "were changed outside hallouminate; reports counters per corpus. Sends progress "
-                "notifications when the request carries a progress token. Searches never wait for it: "
-                "meanwhile they answer from what is indexed, with a not-indexed warning."
+                "`corpus` is omitted. Incremental: unchanged files are not re-read, renamed pages keep "
+                "their vectors; `force: true` re-reads and re-embeds every file. One at a time per corpus: "
+                "a call while another is running is refused, naming how long it has been going, unless "
+                "`wait: true`. Use it after files were changed outside hallouminate; reports counters per "
+                "corpus. Sends progress notifications when the request carries a progress token. Searches "
+                "never wait for it: meanwhile they answer from what is indexed, with a not-indexed warning."
             ),
             read_only=False,
         ),
