@@ -33,6 +33,7 @@ BY_PROPERTY = {
     "mmr_same_doc_penalty": limits.MMR_SAME_DOC_PENALTY,
     "category": limits.CATEGORY_CHARS,
     "topic": limits.TOPIC_CHARS,
+    "target": limits.BEST_PRACTICE_TARGET_CHARS,
     "min_quality": limits.MIN_QUALITY,  # a number from 0 to 1: the range's bounds, not its integers
 }
 BOUND_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength")

@@ -25,6 +25,7 @@ from hallouminate.shim.tools import TOOLS
 RESULT_TYPES: dict[str, Any] = {
     "ground": r.GroundResult,
     "index": r.IndexResult,
+    "get_best_practice": r.BestPracticeResult,
     "list_corpora": r.ListCorporaResult,
     "list_files": r.ListFilesResult,
     "list_tree": r.ListTreeResult,
@@ -41,6 +42,7 @@ ARG_TYPES: dict[str, Any] = {
     "shutdown": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.IndexArgs,
+    "get_best_practice": a.BestPracticeArgs,
     "list_files": a.CorpusArgs,
     "list_tree": a.CorpusArgs,
     "corpus_stats": a.CorpusArgs,

@@ -14,7 +14,13 @@ from hallouminate.cli.output import JsonErrorGroup
 from hallouminate.protocol import limits
 
 if TYPE_CHECKING:
-    from hallouminate.protocol.results import GroundResult, IndexResult, PingResult, StatusResult
+    from hallouminate.protocol.results import (
+        BestPracticeResult,
+        GroundResult,
+        IndexResult,
+        PingResult,
+        StatusResult,
+    )
 
 
 @click.group(cls=JsonErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -356,6 +362,25 @@ def ground(
     }
     result: GroundResult = call_daemon("ground", {k: v for k, v in args.items() if v is not None})
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))
+
+
+@cli.command("best-practice")
+@click.argument("target")
+@click.option("--category", help="Only this H2 section of the page (its heading, case-insensitive).")
+@click.option("--corpus", help="The corpus holding the pages (default: the repository's wiki).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def best_practice(target: str, category: str | None, corpus: str | None, fmt: str) -> None:
+    """The best-practices page for TARGET, from [best_practice] path_templates (get_best_practice)."""
+    from hallouminate.cli.daemon_calls import call_daemon
+    from hallouminate.render import render_best_practice
+
+    args = {"target": target, "category": category, "corpus": corpus}
+    result: BestPracticeResult = call_daemon(
+        "get_best_practice", {k: v for k, v in args.items() if v is not None}
+    )
+    click.echo(
+        json.dumps(result, indent=2, ensure_ascii=False) if fmt == "json" else render_best_practice(result)
+    )
 
 
 # -- setup ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    BestPracticeArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
@@ -28,6 +29,7 @@ from hallouminate.protocol.messages import Answer, request_id_of
 from hallouminate.protocol.results import (
     AddMarkdownResult,
     BacklinksResult,
+    BestPracticeResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -94,6 +96,7 @@ class Dispatcher:
             "read_markdown": self.browse,
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
+            "get_best_practice": self.get_best_practice,
             "add_markdown": self.write,
             "delete_markdown": self.write,
         }
@@ -160,6 +163,11 @@ class Dispatcher:
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
+
+    async def get_best_practice(self, request: Request, emit: Emit | None) -> BestPracticeResult:
+        return await self.runtime.get_best_practice(
+            await _where(request), cast(BestPracticeArgs, request.args)
+        )
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
         return await self.runtime.corpus_stats(

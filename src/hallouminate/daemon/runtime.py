@@ -42,6 +42,7 @@ from hallouminate.errors import Bug, CallerError, Conflict, HallouminateError, N
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    BestPracticeArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
@@ -53,6 +54,7 @@ from hallouminate.protocol.results import (
     BackgroundSource,
     BackgroundWork,
     BacklinksResult,
+    BestPracticeResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -728,6 +730,17 @@ class Runtime:
         if op == "backlinks" and "path" in args:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
         raise Bug(f"unknown read operation {op!r}")
+
+    async def get_best_practice(self, where: Where, args: BestPracticeArgs) -> BestPracticeResult:
+        """The page ``[best_practice] path_templates`` names for ``target`` (browse/best_practice.py):
+        a filesystem read, answered even while the model loads."""
+        from hallouminate.browse.best_practice import best_practice, require_configured
+
+        resolved = await self._resolve(where)
+        templates = resolved.settings.best_practice_templates
+        require_configured(templates)  # before the corpus: "not configured" is the news
+        spec = corpus_for(resolved, args.get("corpus"))
+        return await asyncio.to_thread(best_practice, spec, templates, args["target"], args.get("category"))
 
     async def corpus_stats(self, where: Where, corpus: str | None) -> CorpusStatsResult:
         from hallouminate import browse

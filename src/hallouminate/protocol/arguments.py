@@ -32,6 +32,15 @@ class IndexArgs(TypedDict):
 
 
 @final
+class BestPracticeArgs(TypedDict):
+    """``get_best_practice``: the page of ``target`` named by ``[best_practice] path_templates``."""
+
+    target: str
+    corpus: NotRequired[str]
+    category: NotRequired[str]
+
+
+@final
 class GroundArgs(TypedDict):
     query: str
     corpus: NotRequired[str]

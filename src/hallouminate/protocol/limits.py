@@ -146,3 +146,9 @@ TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
+
+# -- get_best_practice (browse/best_practice.py) -----------------------------------------------------------
+# target replaces {target} in a path template: one file-name part (no '/', '..' or control characters).
+BEST_PRACTICE_TARGET_CHARS = Range("target", 1, 255, "characters")
+# [best_practice] path_templates: how many templates, and how long each may be.
+BEST_PRACTICE_TEMPLATES = Range("path_templates", 1, 32)

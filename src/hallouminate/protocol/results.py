@@ -311,6 +311,14 @@ class IndexResult(TypedDict):
     warnings: list[ResultWarning]
 
 
+class BestPracticeResult(TypedDict):
+    """``get_best_practice``: GrooveSeek's shape (``category`` only when one was asked for)."""
+
+    target: str
+    category: NotRequired[str]
+    content: str
+
+
 class ProgressEvent(TypedDict):
     """The ``progress`` event of a streaming ``index`` (not a result: sent before it)."""
 
@@ -509,6 +517,7 @@ class StatusResult(RuntimeStatus):
 OpResult = (
     GroundResult
     | IndexResult
+    | BestPracticeResult
     | ListCorporaResult
     | ListFilesResult
     | ListTreeResult

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hallouminate.protocol.limits import (
+    BEST_PRACTICE_TARGET_CHARS,
     CATEGORY_CHARS,
     CHUNKS_PER_FILE,
     CONTENT_CHARS,
@@ -142,6 +143,31 @@ ARGS: dict[str, dict[str, Any]] = {
                 "index. Without it such a call is refused, naming how long the running one has gone.",
             },
         },
+        "additionalProperties": False,
+    },
+    "get_best_practice": {
+        "type": "object",
+        "properties": {
+            "target": {
+                "type": "string",
+                **BEST_PRACTICE_TARGET_CHARS.length_schema(),
+                "description": 'What the best practices are for, e.g. "claude-code": the page named by '
+                "[best_practice] path_templates with {target} replaced by it. No '/', '..' or control "
+                "characters.",
+            },
+            "category": {
+                "type": "string",
+                **CATEGORY_CHARS.length_schema(),
+                "description": "One H2 section of the page (its heading, case-insensitive). Omit for "
+                "the whole page.",
+            },
+            "corpus": {
+                **CORPUS_PROP,
+                "description": "The corpus holding the pages. Omit for the default corpus (the "
+                "repository's wiki).",
+            },
+        },
+        "required": ["target"],
         "additionalProperties": False,
     },
     "ground": {
@@ -646,6 +672,15 @@ _TREE_NODE: dict[str, Any] = {
 RESULTS: dict[str, dict[str, Any]] = {
     "ground": GROUND_RESULT,
     "index": INDEX_RESULT,
+    "get_best_practice": {
+        "type": "object",
+        "properties": {
+            "target": {"type": "string"},
+            "category": {"type": "string"},
+            "content": {"type": "string"},
+        },
+        "required": ["target", "content"],
+    },
     "list_corpora": {
         "type": "object",
         "properties": {

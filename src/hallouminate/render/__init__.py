@@ -1,5 +1,6 @@
 """Human-readable text for results: what the MCP shim puts in text content and what the CLI prints."""
 
+from hallouminate.render.best_practice import render_best_practice
 from hallouminate.render.browse import (
     render_backlinks,
     render_corpora,
@@ -14,6 +15,7 @@ from hallouminate.render.writes import render_delete, render_write
 
 __all__ = [
     "render_backlinks",
+    "render_best_practice",
     "render_corpora",
     "render_delete",
     "render_files",

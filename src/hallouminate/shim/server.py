@@ -31,6 +31,7 @@ from hallouminate.protocol.results import ProgressEvent
 from hallouminate.protocol.validation import validate_args
 from hallouminate.render import (
     render_backlinks,
+    render_best_practice,
     render_corpora,
     render_delete,
     render_files,
@@ -73,6 +74,7 @@ a `weak-match` warning), say the knowledge base is silent rather than guessing.
 RENDERERS: dict[str, Callable[[Any], str]] = {
     "ground": render_ground,
     "index": render_index,
+    "get_best_practice": render_best_practice,
     "list_corpora": render_corpora,
     "list_files": render_files,
     "list_tree": render_tree,

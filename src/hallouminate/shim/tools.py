@@ -76,6 +76,17 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=False,
         ),
         ToolSpec(
+            name="get_best_practice",
+            op="get_best_practice",
+            description=(
+                "Opt-in: when [best_practice] path_templates is configured, the best-practices page for "
+                '`target` (e.g. "claude-code"), whole or one H2 section (`category`, case-insensitive; a '
+                'miss lists the sections). Otherwise a "not configured" error. `corpus` defaults to the '
+                "wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="list_corpora",
             op="list_corpora",
             description=(
