@@ -222,3 +222,36 @@ async def test_a_forced_rebuild_killed_half_way_leaves_every_file_indexed(sandbo
     final = stored_files(sandbox, repo)
     assert set(final) == set(now)
     assert all(rows[0]["indexed_at_ms"] > before[path] for path, rows in final.items())
+
+
+async def test_the_mcp_tool_rebuilds_and_reports_renames_with_progress(sandbox: Sandbox) -> None:
+    """MCP `index`: a rename moves the rows (said in the text too), `force` re-embeds every file with its
+    progress notifications, `wait` with nothing running simply indexes."""
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    wiki = repo / ".hallouminate" / "wiki"
+    (wiki / "broken.md").write_text("---\ntitle: [broken\n---\n# Broken\n\nThe walrus ledger.\n")
+    notes: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notes.append((progress, total, message))
+
+    async with mcp_session(sandbox) as session:
+        first = await session.call_tool("index", {"cwd": str(repo)})
+        assert not first.is_error, first.content
+        report = first.structured_content["corpora"][0]
+        assert report["frontmatter_unparsed"] == 1 and report["renamed"] == 0
+        (wiki / "overview.md").rename(wiki / "guides" / "overview.md")
+        moved = await session.call_tool("index", {"cwd": str(repo), "wait": True})
+        report = moved.structured_content["corpora"][0]
+        assert (report["renamed"], report["files_upserted"], report["files_deleted"]) == (1, 0, 0)
+        assert report["chunks_written"] == 0 and report["frontmatter_unparsed"] == 1
+        assert "1 renamed (rows moved to the new path, not re-embedded)" in moved.content[0].text
+        forced = await session.call_tool(
+            "index", {"cwd": str(repo), "force": True}, progress_callback=on_progress
+        )
+        report = forced.structured_content["corpora"][0]
+        files = len(SMALL_WIKI) + 1
+        assert report["forced"] and report["files_upserted"] == files and report["files_seen"] == files
+        assert report["chunks_written"] == report["chunks_total"] and report["frontmatter_unparsed"] == 1
+        assert "rebuilt: every file read and embedded again" in forced.content[0].text
+    assert notes and notes[-1][:2] == (files, files)
