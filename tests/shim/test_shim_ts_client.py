@@ -85,6 +85,8 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
     """The SDK checks each tool's structuredContent against the outputSchema published in tools/list
     (ajv, not the Python client's jsonschema): every tool of the default face, with a real daemon."""
     repo = sandbox.make_repo(pages=SMALL_WIKI)
+    with (repo / ".hallouminate" / "config.toml").open("a") as config:
+        config.write('\n[best_practice]\npath_templates = ["{target}.md"]\n')
     wiki = "repo:sample:wiki"
     calls: list[tuple[str, dict[str, object]]] = [
         ("index", {}),
@@ -96,6 +98,7 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         ("read_markdown", {"corpus": wiki, "path": "architecture.md"}),
         ("corpus_stats", {"corpus": wiki}),
         ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
+        ("get_best_practice", {"target": "architecture"}),
         ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
         ("delete_markdown", {"corpus": wiki, "path": "notes/ts.md"}),
     ]
