@@ -36,6 +36,7 @@ from hallouminate.protocol.results import (
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
+    ListTopicsResult,
     ListTreeResult,
     OpResult,
     PingResult,
@@ -97,6 +98,7 @@ class Dispatcher:
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
             "get_best_practice": self.get_best_practice,
+            "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
         }
@@ -171,6 +173,11 @@ class Dispatcher:
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
         return await self.runtime.corpus_stats(
+            await _where(request), cast(CorpusArgs, request.args).get("corpus")
+        )
+
+    async def list_topics(self, request: Request, emit: Emit | None) -> ListTopicsResult:
+        return await self.runtime.list_topics(
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
         )
 

@@ -40,6 +40,7 @@ from hallouminate.render import (
     render_index,
     render_read,
     render_stats,
+    render_topics,
     render_tree,
     render_write,
 )
@@ -57,7 +58,8 @@ semantic + keyword search.
 
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
-Use `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
+filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
 `read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
@@ -82,6 +84,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "list_tree": render_tree,
     "read_markdown": render_read,
     "corpus_stats": render_stats,
+    "list_topics": render_topics,
     "backlinks": render_backlinks,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
@@ -257,8 +260,8 @@ async def serve(socket: Path | None = None) -> int:
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
         async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
-            gate.replies = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            replies = cast(Any, gate.watch(write_stream))
+            await server.run(read_stream, replies, server.create_initialization_options())
     finally:
         await link.close()
     return gate.exit_code()
