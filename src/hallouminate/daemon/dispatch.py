@@ -22,6 +22,8 @@ from hallouminate.protocol.arguments import (
     DeleteMarkdownArgs,
     GroundArgs,
     IndexArgs,
+    ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
@@ -38,6 +40,7 @@ from hallouminate.protocol.results import (
     ListFilesResult,
     ListTopicsResult,
     ListTreeResult,
+    MoveMarkdownResult,
     OpResult,
     PingResult,
     ProgressEvent,
@@ -101,6 +104,7 @@ class Dispatcher:
             "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
+            "move_markdown": self.move_markdown,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -163,7 +167,7 @@ class Dispatcher:
     async def browse(
         self, request: Request, emit: Emit | None
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
-        args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
+        args = cast(CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
 
     async def get_best_practice(self, request: Request, emit: Emit | None) -> BestPracticeResult:
@@ -184,6 +188,9 @@ class Dispatcher:
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
         return await self.runtime.write(await _where(request), request.op, args)
+
+    async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
+        return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
 
 
 async def _where(request: Request) -> Where:
