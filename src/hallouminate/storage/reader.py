@@ -13,7 +13,7 @@ import bisect
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -535,6 +535,85 @@ class AsyncReader:
                 for row in kept:
                     row["score"] = 1.0 - float(row.pop("_distance"))
                 return cast("list[ChunkRow]", kept[:limit])
+            fetch *= 4
+
+    async def neighbours(
+        self,
+        queries: Vector,
+        corpus: str,
+        limit: int,
+        eligible: EligibilityPort | None = None,
+        *,
+        exclude_paths: Collection[str] = (),
+        exclude_ids: Collection[str] = (),
+    ) -> list[list[ChunkRow]]:
+        """For each row of ``queries``, the ``limit`` chunks of ``corpus`` nearest it by cosine similarity
+        among those ``eligible`` lets through, leaving out the pages ``exclude_paths`` and the chunks
+        ``exclude_ids``: best first, each row with ``score``. A held corpus answers every query with one
+        product over its matrix (the connection graph asks a whole level of its walk at once)."""
+        out: list[list[ChunkRow]] = [[] for _ in range(len(queries))]
+        if limit <= 0 or not len(queries):
+            return out
+        table = await self._fresh_table()
+        units = np.asarray(queries, dtype=np.float32).reshape(len(queries), -1)
+        units = units / np.maximum(np.linalg.norm(units, axis=1, keepdims=True), 1e-12)
+        if await self.count_rows(corpus) > self._in_memory_rows:
+            return [
+                await self._neighbours_in_table(unit, corpus, limit, eligible, exclude_paths, exclude_ids)
+                for unit in units
+            ]
+        held = await self._in_memory(table, corpus)
+        if not len(held.matrix):
+            return out
+        keep = np.ones(held.rows.num_rows, dtype=bool)  # scan order: a page's rows are one run
+        for path in exclude_paths:
+            low = bisect.bisect_left(held.paths, path)
+            keep[low : bisect.bisect_right(held.paths, path, lo=low)] = False
+        for row_id in exclude_ids:
+            row = held.ids.get(row_id)
+            if row is not None:
+                keep[row] = False
+        allowed = keep[held.row_of]
+        mask = held.vector_mask(eligible)
+        if mask is not None:
+            allowed &= mask
+        if len(held.matrix) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
+            scores = await asyncio.to_thread(np.matmul, held.matrix, units.T)
+        else:
+            scores = held.matrix @ units.T
+        scores[~allowed] = -np.inf
+        passing = int(allowed.sum())
+        places: list[tuple[int, int]] = []
+        picked: list[list[tuple[float, int]]] = []
+        for column in scores.T:
+            best = eligibility.best_passing(column, limit, None, None) if passing else np.empty(0, np.int64)
+            best = best[np.argsort(-column[best], kind="stable")]
+            chosen = [(float(column[i]), int(held.row_of[i])) for i in best if column[i] > -np.inf]
+            picked.append(chosen)
+            places.extend((0, row) for _score, row in chosen)
+        converted = iter(_take([held], places))
+        for query, chosen in enumerate(picked):
+            out[query] = [{**next(converted), "score": score} for score, _row in chosen]
+        return out
+
+    async def _neighbours_in_table(
+        self,
+        unit: Vector,
+        corpus: str,
+        limit: int,
+        eligible: EligibilityPort | None,
+        exclude_paths: Collection[str],
+        exclude_ids: Collection[str],
+    ) -> list[ChunkRow]:
+        """``neighbours`` past the in-memory bound, one query: LanceDB's nearest rows, fetched in growing
+        rounds until ``limit`` of them are not excluded."""
+        paths, ids = set(exclude_paths), set(exclude_ids)
+        fetch = limit + len(ids) + 8
+        while True:
+            rows = await self.vector_search(unit, [corpus], fetch, eligible)
+            kept = [row for row in rows if row["path"] not in paths and row["id"] not in ids]
+            if len(kept) >= limit or len(rows) < fetch:
+                return kept[:limit]
             fetch *= 4
 
     async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
