@@ -31,6 +31,7 @@ RESULT_TYPES: dict[str, Any] = {
     "read_markdown": r.ReadMarkdownResult,
     "corpus_stats": r.CorpusStatsResult,
     "backlinks": r.BacklinksResult,
+    "get_connection_graph": r.ConnectionGraphResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
 }
@@ -47,6 +48,7 @@ ARG_TYPES: dict[str, Any] = {
     "ground": a.GroundArgs,
     "read_markdown": a.ReadMarkdownArgs,
     "backlinks": a.BacklinksArgs,
+    "get_connection_graph": a.ConnectionGraphArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
 }

@@ -478,6 +478,7 @@ def model_status(model_name: str | None, fmt: str) -> None:
 def _register_read_commands() -> None:
     from hallouminate.cli.config_commands import config_group, corpora, read
     from hallouminate.cli.eval_command import eval_command
+    from hallouminate.cli.graph_command import graph_command
     from hallouminate.cli.status_command import status
 
     cli.add_command(config_group)
@@ -485,6 +486,7 @@ def _register_read_commands() -> None:
     cli.add_command(corpora)
     cli.add_command(read)
     cli.add_command(eval_command)
+    cli.add_command(graph_command)
 
 
 _register_read_commands()

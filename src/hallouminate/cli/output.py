@@ -42,11 +42,14 @@ def _flag(param: click.Parameter) -> str:
 
 
 def json_requested(argv: Sequence[str]) -> bool:
-    """Whether the command line asks for ``--format json`` (options end at ``--``)."""
+    """Whether the command line asks for ``--format json`` (or ``graph``'s ``--json``; options end at
+    ``--``)."""
     for i, arg in enumerate(argv):
         if arg == "--":
             return False
-        if arg == "--format=json" or (arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"):
+        if arg in ("--format=json", "--json") or (
+            arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json"
+        ):
             return True
     return False
 

@@ -17,6 +17,7 @@ from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
@@ -27,6 +28,7 @@ from hallouminate.protocol.messages import Answer, request_id_of
 from hallouminate.protocol.results import (
     AddMarkdownResult,
     BacklinksResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -93,6 +95,7 @@ class Dispatcher:
             "read_markdown": self.browse,
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
+            "get_connection_graph": self.connection_graph,
             "add_markdown": self.write,
             "delete_markdown": self.write,
         }
@@ -165,6 +168,11 @@ class Dispatcher:
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
         return await self.runtime.corpus_stats(
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
+        )
+
+    async def connection_graph(self, request: Request, emit: Emit | None) -> ConnectionGraphResult:
+        return await self.runtime.connection_graph(
+            await _where(request), cast(ConnectionGraphArgs, request.args)
         )
 
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:

@@ -42,6 +42,7 @@ from hallouminate.errors import Bug, CallerError, HallouminateError, NotFound
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
@@ -52,6 +53,7 @@ from hallouminate.protocol.results import (
     BackgroundSource,
     BackgroundWork,
     BacklinksResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -664,6 +666,28 @@ class Runtime:
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
         return result
+
+    async def connection_graph(self, where: Where, args: ConnectionGraphArgs) -> ConnectionGraphResult:
+        """``get_connection_graph`` over one corpus (search/graph.py): the reader's held vectors, and the
+        links of each page walked, read from disk in a worker thread."""
+        from hallouminate import browse, search
+
+        spec = corpus_for(await self._resolve(where), args.get("corpus"))
+        store, _, _ = await self._engine()
+        await self._store_ready(rebuild=False)
+        assert self._reader is not None
+        indexed: list[set[str]] = []  # the corpus's indexed pages, read once, on the first link asked
+
+        async def links(path: str) -> list[str]:
+            if not indexed:
+                with self._store_faults():
+                    indexed.append(set(await asyncio.to_thread(store.file_states, spec.store_key)))
+            return await asyncio.to_thread(browse.page_links, spec, path, indexed[0])
+
+        with self._store_faults():
+            return await search.connection_graph(
+                self._reader, spec.store_key, args, corpus_name=spec.name, links=links
+            )
 
     async def list_corpora(self, where: Where) -> ListCorporaResult:
         from hallouminate import browse

@@ -65,6 +65,25 @@ class BacklinksArgs(TypedDict):
     path: str
 
 
+@final
+class ConnectionGraphArgs(TypedDict):
+    """``get_connection_graph``: out-of-range numbers are clamped by the engine (search/graph.py)."""
+
+    corpus: NotRequired[str]
+    start: str
+    depth: NotRequired[int]
+    fan_out: NotRequired[int]
+    min_similarity: NotRequired[float]
+    seed_strategy: NotRequired[Literal["all_chunks", "all-chunks", "centroid"]]
+    dedup_by_path: NotRequired[bool]
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    exclude_paths: NotRequired[list[str]]
+    max_nodes: NotRequired[int]
+    max_seed_chunks: NotRequired[int]
+    links: NotRequired[bool]
+
+
 class LineRange(TypedDict):
     start: int
     end: int

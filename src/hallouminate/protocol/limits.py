@@ -146,3 +146,17 @@ TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
+
+# -- get_connection_graph (search/graph.py; docs/tools/get_connection_graph.md) ---------------------------
+# GrooveSeek's bounds. A value outside them is clamped, not refused (as GrooveSeek does), and the result's
+# ``clamped`` names each one; the schemas accept any integer JSON can carry exactly (GRAPH_ANY_INT).
+GRAPH_DEPTH = Range("depth", 1, 3, default=2)
+GRAPH_FAN_OUT = Range("fan_out", 1, 20, default=5)
+GRAPH_MAX_NODES = Range("max_nodes", 0, 2000, default=100)
+GRAPH_MAX_SEED_CHUNKS = Range("max_seed_chunks", 1, 1000, default=32)
+GRAPH_MIN_SIMILARITY = Fraction("min_similarity", 0.0, 1.0, default=0.3)
+# exclude_paths: items beyond these are dropped (clamped); each is a path (PATH_CHARS).
+GRAPH_EXCLUDE_PATHS = Range("exclude_paths", 0, 64)
+# A node's snippet: its chunk's text, whitespace folded, cut at this many characters (+ "…").
+GRAPH_SNIPPET_CHARS = 200
+GRAPH_ANY_INT = 2**53 - 1

@@ -394,6 +394,57 @@ class BacklinksResult(TypedDict):
     backlinks: list[str]
 
 
+# -- get_connection_graph (GrooveSeek's shape, + edge and clamped) ----------------------------------------
+
+
+class GraphNode(TypedDict):
+    node_id: int
+    # null: a child of the start page (which is not a node).
+    parent_id: int | None
+    depth: int
+    chunk_id: str
+    # Cosine similarity of the node's chunk to its parent's (the start's seeds: the best of them).
+    score: float
+    path: str
+    heading: str | None
+    title: str | None
+    topic: str | None
+    snippet: str
+    # How the node was reached: vector similarity, or an explicit link of its parent's page.
+    edge: Literal["similar", "link"]
+
+
+class GraphTruncation(TypedDict):
+    reason: Literal["seed_chunks", "node_budget"]
+    limit: int
+    detail: str
+
+
+class GraphStats(TypedDict):
+    total_nodes: int
+    max_depth_reached: int
+    knn_queries: int
+    duration_ms: int
+    seeds_used: int
+
+
+class GraphClamp(TypedDict):
+    """A parameter outside its bounds, and the value used instead (exclude_paths: item counts)."""
+
+    param: str
+    given: float
+    used: float
+
+
+class ConnectionGraphResult(TypedDict):
+    start_path: str
+    truncated: bool
+    truncation: list[GraphTruncation]
+    nodes: list[GraphNode]
+    stats: GraphStats
+    clamped: list[GraphClamp]
+
+
 # -- the write tools ---------------------------------------------------------------------------------------
 
 
@@ -506,6 +557,7 @@ OpResult = (
     | ReadMarkdownResult
     | CorpusStatsResult
     | BacklinksResult
+    | ConnectionGraphResult
     | AddMarkdownResult
     | DeleteMarkdownResult
     | PingResult

@@ -8,6 +8,7 @@ from hallouminate.render.browse import (
     render_stats,
     render_tree,
 )
+from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
 from hallouminate.render.outline import render_ground
 from hallouminate.render.writes import render_delete, render_write
@@ -17,6 +18,7 @@ __all__ = [
     "render_corpora",
     "render_delete",
     "render_files",
+    "render_graph",
     "render_ground",
     "render_index",
     "render_read",

@@ -223,6 +223,11 @@ def _frontmatter(fields: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def page_frontmatter(fields: str | None) -> dict[str, Any]:
+    """A row's ``fields`` column (the page's frontmatter as JSON) as a mapping; {} when absent or bad."""
+    return _frontmatter(fields)
+
+
 def category_topic(path: str, frontmatter: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """The page's category (first path segment of a path of 2+ segments) and topic (second segment of 3+);
     frontmatter ``category`` / ``topic`` (a string) override them."""

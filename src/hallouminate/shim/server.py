@@ -34,6 +34,7 @@ from hallouminate.render import (
     render_corpora,
     render_delete,
     render_files,
+    render_graph,
     render_ground,
     render_index,
     render_read,
@@ -79,6 +80,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "read_markdown": render_read,
     "corpus_stats": render_stats,
     "backlinks": render_backlinks,
+    "get_connection_graph": render_graph,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
 }

@@ -132,6 +132,20 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
         ),
         ToolSpec(
+            name="get_connection_graph",
+            op="get_connection_graph",
+            description=(
+                "Walk breadth-first from one indexed page (`start`, corpus-relative) to the chunks most "
+                "similar to it, then to theirs (`depth`, `fan_out`, `min_similarity`), and to the pages it "
+                'links to ([[wikilinks]] and relative Markdown links: `edge: "link"`). Use it after '
+                "`ground` when the answer may sit in pages the query's words did not reach. Returns a flat "
+                "list of nodes with parent_id, depth, score and a snippet (read a page for its full text), "
+                "`truncated`/`truncation` when a bound cut the walk short, and `clamped` for numbers "
+                "outside their bounds. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="add_markdown",
             op="add_markdown",
             description=(
