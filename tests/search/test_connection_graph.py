@@ -219,8 +219,11 @@ def test_each_bound_is_clamped_and_reported(world: World, param: str, given: flo
     elif param == "min_similarity":
         assert all(n["score"] >= used for n in nodes)
         assert (nodes == []) == (used == 1.0)
+    elif param == "max_nodes" and used == 0:
+        assert nodes == [] and stats["knn_queries"] == 0
     elif param == "max_nodes":
-        assert len(nodes) == min(used, len(nodes)) and (used > 0 or nodes == [])
+        # 2000: the whole default walk, untruncated (it has fewer nodes).
+        assert nodes == world.graph(links=False)["nodes"] and not result["truncated"]
     else:
         assert stats["seeds_used"] == min(used, len(SECTIONS))
 
@@ -253,6 +256,10 @@ def test_the_node_budget_truncates_and_says_so(world: World) -> None:
     assert [(t["reason"], t["limit"]) for t in result["truncation"]] == [("node_budget", 3)]
     assert "max_nodes" in result["truncation"][0]["detail"]
     assert "truncated (node_budget, limit 3)" in world.text
+    # A budget the walk exactly fills is not a truncation: nothing was left out.
+    whole = world.graph()["nodes"]
+    exact = world.graph(max_nodes=len(whole))
+    assert exact["nodes"] == whole and exact["truncated"] is False
 
 
 def test_seed_chunks_truncate_and_say_so(world: World) -> None:
