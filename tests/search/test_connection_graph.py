@@ -186,6 +186,10 @@ def test_defaults_walk_two_levels_of_similar_chunks(world: World) -> None:
 def test_an_unknown_start_is_not_found_naming_the_fix(world: World) -> None:
     error = world.error(start="cranes/nowhere.md")
     assert "not an indexed page" in str(error) and "corpus-relative" in str(error)
+    # A missing .md, a typo or a missing directory: the closest indexed pages are named.
+    assert "(did you mean 'cranes/harbour/ropes.md'?)" in str(world.error(start="cranes/harbour/ropes"))
+    assert "'cranes/harbour/brakes.md'" in str(world.error(start="cranes/harbour/brake.md"))
+    assert "'far/bread.md'" in str(world.error(start="bread.md"))
 
 
 # -- bounds ------------------------------------------------------------------------------------------

@@ -676,17 +676,20 @@ class Runtime:
         store, _, _ = await self._engine()
         await self._store_ready(rebuild=False)
         assert self._reader is not None
-        indexed: list[set[str]] = []  # the corpus's indexed pages, read once, on the first link asked
+        indexed: list[set[str]] = []  # the corpus's indexed pages, read once, when first asked
 
-        async def links(path: str) -> list[str]:
+        async def pages() -> set[str]:
             if not indexed:
                 with self._store_faults():
                     indexed.append(set(await asyncio.to_thread(store.file_states, spec.store_key)))
-            return await asyncio.to_thread(browse.page_links, spec, path, indexed[0])
+            return indexed[0]
+
+        async def links(path: str) -> list[str]:
+            return await asyncio.to_thread(browse.page_links, spec, path, await pages())
 
         with self._store_faults():
             return await search.connection_graph(
-                self._reader, spec.store_key, args, corpus_name=spec.name, links=links
+                self._reader, spec.store_key, args, corpus_name=spec.name, links=links, pages=pages
             )
 
     async def list_corpora(self, where: Where) -> ListCorporaResult:

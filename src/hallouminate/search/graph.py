@@ -17,9 +17,10 @@ Numbers outside GrooveSeek's bounds are clamped, not refused, and each clamp is 
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -39,6 +40,8 @@ from hallouminate.search.filters import Eligibility, category_topic, page_frontm
 
 # The pages a page links to (corpus-relative, indexed or not), in document order.
 LinkFinder = Callable[[str], Awaitable[Sequence[str]]]
+# The corpus's indexed pages (for the "did you mean" of an unknown start).
+PageLister = Callable[[], Awaitable[Collection[str]]]
 # Candidates asked per query beyond fan_out at first: siblings and earlier levels take some of a node's
 # nearest chunks (and with dedup_by_path a page's other chunks crowd its best one), so a little over-fetch
 # saves most second rounds.
@@ -224,19 +227,23 @@ async def connection_graph(
     *,
     corpus_name: str,
     links: LinkFinder | None = None,
+    pages: PageLister | None = None,
 ) -> ConnectionGraphResult:
     """The graph walked from ``args["start"]`` over the store's corpus ``corpus`` (``corpus_name`` as the
-    caller names it). ``links`` is None, or args ``links: false``: similarity only."""
+    caller names it). ``links`` is None, or args ``links: false``: similarity only. ``pages`` lists the
+    indexed pages, asked only to suggest the closest ones to an unknown start."""
     started = time.perf_counter()
     start = args["start"]
     b = bounds(args)
     rows = await reader.page_rows(corpus, start)
     if not rows:
+        closest = _closest(start, await pages()) if pages is not None else []
+        hint = f" (did you mean {' or '.join(map(repr, closest))}?)" if closest else ""
         raise NotFound(
-            f"start {start!r} is not an indexed page of corpus {corpus_name!r}: give its corpus-relative "
-            "path as ground or list_files return it (e.g. 'guides/setup.md'); a page written since the "
-            "last index needs `index` first",
-            {"param": "start", "path": start, "corpus": corpus_name},
+            f"start {start!r} is not an indexed page of corpus {corpus_name!r}{hint}: give its "
+            "corpus-relative path as ground or list_files return it (e.g. 'guides/setup.md'); a page "
+            "written since the last index needs `index` first",
+            {"param": "start", "path": start, "corpus": corpus_name, "closest": closest},
         )
     truncation: list[GraphTruncation] = []
     nodes: list[GraphNode] = []
@@ -300,6 +307,14 @@ async def connection_graph(
         },
         "clamped": b.clamped,
     }
+
+
+def _closest(start: str, pages: Collection[str]) -> list[str]:
+    """Up to three indexed pages ``start`` may have meant: the page with ``.md`` added, else the nearest
+    spellings (difflib's ratio, as a typo or a missing directory leaves it high)."""
+    if f"{start}.md" in pages:
+        return [f"{start}.md"]
+    return difflib.get_close_matches(start, sorted(pages), n=3, cutoff=0.6)
 
 
 def _best_per_chunk(answers: Sequence[list[ChunkRow]]) -> list[ChunkRow]:
