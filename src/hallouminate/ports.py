@@ -233,10 +233,12 @@ class ReaderPort(Protocol):
         *,
         exclude_paths: Collection[str] = (),
         exclude_ids: Collection[str] = (),
+        best_of: bool = False,
     ) -> list[list[ChunkRow]]:
         """Per row of ``queries``, the ``limit`` nearest chunks of ``corpus`` that ``eligible`` lets
         through, outside the pages ``exclude_paths`` and the chunks ``exclude_ids``, best first with
-        ``score`` (the connection graph: a level of its walk in one call)."""
+        ``score`` (the connection graph: a level of its walk in one call); ``best_of``: one list, each
+        chunk at its best query's score (the start's seeds under all_chunks)."""
         ...
 
     async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:

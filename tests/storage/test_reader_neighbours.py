@@ -52,3 +52,21 @@ async def test_filters_apply_before_ranking_and_an_empty_answer_is_a_list_per_qu
         # Every page of the category left out: nothing, one (empty) list per query.
         pages = [f"a/t/p{i}.md" for i in range(20)]
         assert await reader.neighbours(queries, "c", 5, only_a, exclude_paths=pages) == [[], []]
+
+
+async def test_best_of_scores_each_chunk_by_its_best_query_across_query_blocks(tmp_path: Path) -> None:
+    from hallouminate.storage import reader as reader_module
+
+    store = _store(tmp_path)
+    # More queries than one block, so the running best crosses blocks.
+    queries = np.stack([unit_vec(1000 + i) for i in range(reader_module.QUERY_BLOCK + 5)])
+    for reader in (AsyncReader(store), AsyncReader(store, in_memory_rows=0)):
+        each = await reader.neighbours(queries, "c", 7)
+        best: dict[str, float] = {}
+        for rows in each:
+            for row in rows:
+                best[row["id"]] = max(best.get(row["id"], -1.0), row["score"])
+        expected = sorted(best.items(), key=lambda item: -item[1])[:7]
+        [merged] = await reader.neighbours(queries, "c", 7, best_of=True, exclude_ids=[])
+        assert [r["id"] for r in merged] == [row_id for row_id, _ in expected]
+        assert np.allclose([r["score"] for r in merged], [score for _, score in expected], atol=1e-5)

@@ -4,10 +4,10 @@ explicit links (domain; docs/tools/get_connection_graph.md, docs/adr/0034-connec
 The start page's chunks (at most ``max_seed_chunks``, by ordinal) seed the walk: each is a query
 (``all_chunks``, a neighbour scoring its best seed) or their mean is one (``centroid``). Each level asks the
 reader once for the neighbours of every node of the level before it (``ReaderPort.neighbours``: one
-matrix product over the corpus's held vectors, whatever the number of nodes), leaving out the pages and
-chunks already taken; a node whose candidates were all taken by its siblings asks again, for more. A node
-gets at most ``fan_out`` similar children, each at least ``min_similarity`` to it, and then at most
-``fan_out`` link children: the pages its page links to (``[[wikilinks]]`` and relative Markdown links,
+matrix product over the corpus's held vectors per 64 queries; the seeds as one ``best_of`` list), leaving
+out the pages and chunks already taken; a node whose candidates were all taken by its siblings asks again,
+for more. A node gets at most ``fan_out`` similar children, each at least ``min_similarity`` to it, and
+then at most ``fan_out`` link children: the pages its page links to (``[[wikilinks]]`` and relative Markdown links,
 found by the ``links`` callable the daemon passes in), each as its chunk nearest the parent, scored by that
 similarity but not held to ``min_similarity`` (the author stated the relation). A link to a page already in
 the graph adds nothing. Every node counts towards ``max_nodes``.
@@ -164,6 +164,8 @@ class _Walk:
         """Each item's candidates: one call of the reader for every query of every item."""
         queries = np.concatenate([item.queries for item in items])
         self.knn_queries += len(queries)
+        # The start's seeds (all_chunks) are asked as one: each chunk at its best seed's score.
+        seeds = len(items) == 1 and len(queries) > 1
         answers = await self.reader.neighbours(
             queries,
             self.corpus,
@@ -171,12 +173,13 @@ class _Walk:
             self.eligible,
             exclude_paths=self.excluded | (self.taken_paths if self.dedup_by_path else set()),
             exclude_ids=self.taken_ids,
+            best_of=seeds,
         )
         at = 0
         for item in items:
-            mine = answers[at : at + len(item.queries)]
-            at += len(item.queries)
-            item.rows = _best_per_chunk(mine)
+            mine = answers[at : at + (1 if seeds else len(item.queries))]
+            at += len(mine)
+            item.rows = mine[0]
             # More may pass when a query answered all ``limit`` rows and its worst is above the floor.
             item.more = any(
                 len(rows) == limit and rows[-1]["score"] >= self.b.min_similarity for rows in mine
@@ -315,20 +318,6 @@ def _closest(start: str, pages: Collection[str]) -> list[str]:
     if f"{start}.md" in pages:
         return [f"{start}.md"]
     return difflib.get_close_matches(start, sorted(pages), n=3, cutoff=0.6)
-
-
-def _best_per_chunk(answers: Sequence[list[ChunkRow]]) -> list[ChunkRow]:
-    """Several queries' candidates as one list, best first: a chunk found by more than one scores its best
-    (the start's seeds under all_chunks)."""
-    if len(answers) == 1:
-        return list(answers[0])
-    best: dict[str, ChunkRow] = {}
-    for rows in answers:
-        for row in rows:
-            kept = best.get(row["id"])
-            if kept is None or row["score"] > kept["score"]:
-                best[row["id"]] = row
-    return sorted(best.values(), key=lambda row: -row["score"])
 
 
 def _node(

@@ -41,6 +41,9 @@ OFF_LOOP_ROWS = 20_000
 # then a product over them); above it the full product with the others' scores set to minus infinity is
 # cheaper than the gather.
 FEW_VECTORS = 0.1
+# The connection graph's queries are scored this many at a time (``neighbours``): 64 x 100k scores are
+# 25 MB, and the product of 64 costs little more per query than one of 10.
+QUERY_BLOCK = 64
 # A vector search under text rules ranks only the chunks BM25's index names as passing them when there are
 # at most this many (fetching each id costs ~2 us); more are dense enough to find in score order.
 TEXT_CANDIDATES = 5_000
@@ -142,6 +145,17 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Chun
         for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
     return [converted[place] for place in places]
+
+
+def _best_of(answers: list[list[ChunkRow]], limit: int) -> list[ChunkRow]:
+    """Several queries' nearest rows as one list: each chunk at its best score, the best ``limit``."""
+    best: dict[str, ChunkRow] = {}
+    for rows in answers:
+        for row in rows:
+            kept = best.get(row["id"])
+            if kept is None or row["score"] > kept["score"]:
+                best[row["id"]] = row
+    return sorted(best.values(), key=lambda row: -row["score"])[:limit]
 
 
 def _quality_passes(row: ChunkRow, floor: float) -> bool:
@@ -546,25 +560,27 @@ class AsyncReader:
         *,
         exclude_paths: Collection[str] = (),
         exclude_ids: Collection[str] = (),
+        best_of: bool = False,
     ) -> list[list[ChunkRow]]:
         """For each row of ``queries``, the ``limit`` chunks of ``corpus`` nearest it by cosine similarity
         among those ``eligible`` lets through, leaving out the pages ``exclude_paths`` and the chunks
-        ``exclude_ids``: best first, each row with ``score``. A held corpus answers every query with one
-        product over its matrix (the connection graph asks a whole level of its walk at once)."""
-        out: list[list[ChunkRow]] = [[] for _ in range(len(queries))]
+        ``exclude_ids``: best first, each row with ``score``. ``best_of``: one list instead, each chunk
+        scored by its best query (the union of the per-query lists holds the same best ``limit``). A held
+        corpus answers the queries with one product over its matrix per ``QUERY_BLOCK`` of them."""
         if limit <= 0 or not len(queries):
-            return out
+            return [] if best_of else [[] for _ in range(len(queries))]
         table = await self._fresh_table()
         units = np.asarray(queries, dtype=np.float32).reshape(len(queries), -1)
         units = units / np.maximum(np.linalg.norm(units, axis=1, keepdims=True), 1e-12)
         if await self.count_rows(corpus) > self._in_memory_rows:
-            return [
+            each = [
                 await self._neighbours_in_table(unit, corpus, limit, eligible, exclude_paths, exclude_ids)
                 for unit in units
             ]
+            return [_best_of(each, limit)] if best_of else each
         held = await self._in_memory(table, corpus)
         if not len(held.matrix):
-            return out
+            return [[]] if best_of else [[] for _ in range(len(queries))]
         keep = np.ones(held.rows.num_rows, dtype=bool)  # scan order: a page's rows are one run
         for path in exclude_paths:
             low = bisect.bisect_left(held.paths, path)
@@ -577,24 +593,37 @@ class AsyncReader:
         mask = held.vector_mask(eligible)
         if mask is not None:
             allowed &= mask
-        if len(held.matrix) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
-            scores = await asyncio.to_thread(np.matmul, held.matrix, units.T)
-        else:
-            scores = held.matrix @ units.T
-        scores[~allowed] = -np.inf
-        passing = int(allowed.sum())
+        blocked = ~allowed
+        columns: list[np.ndarray] = []
+        best = None
+        # A block of queries at a time: the scores of 1,000 seeds over 100k rows would be 400 MB.
+        for first in range(0, len(units), QUERY_BLOCK):
+            block = units[first : first + QUERY_BLOCK].T
+            if len(held.matrix) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
+                scores = await asyncio.to_thread(np.matmul, held.matrix, block)
+            else:
+                scores = held.matrix @ block
+            scores[blocked] = -np.inf
+            if best_of:
+                top = scores.max(axis=1)
+                best = top if best is None else np.maximum(best, top)
+            else:
+                columns.extend(scores.T)
+        if best is not None:
+            columns = [best]
         places: list[tuple[int, int]] = []
         picked: list[list[tuple[float, int]]] = []
-        for column in scores.T:
-            best = eligibility.best_passing(column, limit, None, None) if passing else np.empty(0, np.int64)
-            best = best[np.argsort(-column[best], kind="stable")]
-            chosen = [(float(column[i]), int(held.row_of[i])) for i in best if column[i] > -np.inf]
+        passing = int(allowed.sum())
+        for column in columns:
+            chosen_at = (
+                eligibility.best_passing(column, limit, None, None) if passing else np.empty(0, np.int64)
+            )
+            chosen_at = chosen_at[np.argsort(-column[chosen_at], kind="stable")]
+            chosen = [(float(column[i]), int(held.row_of[i])) for i in chosen_at if column[i] > -np.inf]
             picked.append(chosen)
             places.extend((0, row) for _score, row in chosen)
         converted = iter(_take([held], places))
-        for query, chosen in enumerate(picked):
-            out[query] = [{**next(converted), "score": score} for score, _row in chosen]
-        return out
+        return [[{**next(converted), "score": score} for score, _row in chosen] for chosen in picked]
 
     async def _neighbours_in_table(
         self,
