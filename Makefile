@@ -1,9 +1,11 @@
-# Everything the project needs is installed by these targets, from PyPI only.
+# Everything the project needs is installed by these targets: Python packages from PyPI, and the tests'
+# TypeScript MCP client from npm.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV := .tools/uv/bin/uv
 UV_VERSION := 0.13.9
+TS_CLIENT := tests/support/ts_client
 DEMO_QUESTION ?= How does the MCP shim reach the daemon?
 
 # Bytecode matters: this environment sets PYTHONDONTWRITEBYTECODE, and imports without .pyc are ~2x slower.
@@ -12,7 +14,7 @@ export UV_PYTHON_DOWNLOADS := never
 
 .PHONY: setup model demo test stress lint bench install clean
 
-setup: $(VENV)/.synced
+setup: $(VENV)/.synced $(TS_CLIENT)/node_modules/.installed
 
 $(UV):
 	$(PYTHON) -m venv .tools/uv
@@ -21,6 +23,14 @@ $(UV):
 $(VENV)/.synced: pyproject.toml uv.lock $(UV)
 	$(UV) sync --locked --python $(PYTHON)
 	$(BIN)/python -m compileall -q src
+	touch $@
+
+# The tests' second MCP client: the official TypeScript SDK (tests/support/ts_sdk.py), at the versions of
+# its committed lock file.
+$(TS_CLIENT)/node_modules/.installed: $(TS_CLIENT)/package.json $(TS_CLIENT)/package-lock.json
+	@command -v npm >/dev/null || { echo "make setup: npm not found: install Node.js >= 18 with npm" \
+		"(the tests drive the server with the TypeScript MCP SDK too)" >&2; exit 1; }
+	cd $(TS_CLIENT) && npm ci
 	touch $@
 
 model: setup
@@ -66,4 +76,4 @@ install: $(UV)
 	@echo "installed $(PREFIX)/bin/hallouminate; next: hallouminate model install"
 
 clean:
-	rm -rf $(VENV) .tools bench/out
+	rm -rf $(VENV) .tools bench/out $(TS_CLIENT)/node_modules

@@ -28,7 +28,12 @@ def suite_names() -> set[str]:
     """Every name a module of the suite could be imported by (``tests/`` and each directory pytest may
     put on ``sys.path``): module stems and directory names."""
     names = {p.stem for p in suite_modules()}
-    names |= {d.name for d in TESTS.rglob("*") if d.is_dir() and d.name != "__pycache__"}
+    names |= {
+        d.name
+        for d in TESTS.rglob("*")
+        # node_modules: the TypeScript client's packages (support/ts_client), not importable from Python.
+        if d.is_dir() and d.name != "__pycache__" and "node_modules" not in d.relative_to(TESTS).parts
+    }
     return names
 
 

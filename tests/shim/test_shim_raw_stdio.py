@@ -161,3 +161,30 @@ def test_serve_fed_only_garbage_answers_each_line_then_exits_2_saying_why(
     assert code == 2, stderr
     assert "none of them a JSON-RPC message" in stderr, stderr
     assert serve.silent()
+
+
+def test_requests_written_before_stdin_closes_are_all_answered_before_serve_exits(
+    world: tuple[Sandbox, Path],
+) -> None:
+    """A client that writes its requests and closes stdin at once still gets every answer: the SDK cancels
+    the handlers still running at end of input, so serve waits for them first (ADR 0024). Calls that go
+    to the daemon are among them, so some are still in flight when stdin closes."""
+    box, repo = world
+    serve = RawServe(box, repo)
+    serve.initialize()
+    ids = list(range(10, 40))
+    lines = []
+    for rid in ids:
+        if rid % 3 == 0:
+            lines.append(call(rid, "ground", {"cwd": str(repo), "query": f"question {rid}"}))
+        elif rid % 3 == 1:
+            lines.append(call(rid, "list_corpora", {"cwd": str(repo)}))
+        else:
+            lines.append(request(rid, "tools/list", {}))
+    serve.send(b"\n".join(lines))  # one write, then end of input: nothing is answered in between
+    code, stderr = serve.finish()
+    answered = []
+    while not serve.silent():
+        answered.append(serve.reply()["id"])
+    assert sorted(answered) == ids, (answered, stderr)
+    assert code == 0, stderr

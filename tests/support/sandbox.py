@@ -250,12 +250,12 @@ def private_world(
 
 # -- a real MCP client over stdio --------------------------------------------------------------------------
 @contextlib.asynccontextmanager
-async def mcp_session(sandbox: Sandbox) -> AsyncIterator[ClientSession]:
-    """``hallouminate serve`` as a subprocess, driven by the SDK's stdio client."""
+async def mcp_session(sandbox: Sandbox, *, cwd: Path | None = None) -> AsyncIterator[ClientSession]:
+    """``hallouminate serve`` as a subprocess (started in ``cwd``), driven by the SDK's stdio client."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "hallouminate", "serve"], env=sandbox.env
+        command=sys.executable, args=["-m", "hallouminate", "serve"], env=sandbox.env, cwd=cwd
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

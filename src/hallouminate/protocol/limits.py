@@ -68,6 +68,9 @@ POOL_PER_FILE = 5
 POOL_MIN = 50
 
 QUERY_CHARS = Range("query", 1, 2048, "characters")
+# An argument of an MCP prompt (shim/prompts.py): a deep_dive question becomes a search query, so the
+# query's bound.
+PROMPT_ARGUMENT_CHARS = Range("argument", 1, QUERY_CHARS.high, "characters")
 # match "phrase": the whole query is the phrase, scanned literally in every chunk.
 PHRASE_CHARS = Range("query", 1, 512, "characters")
 # Occurrences counted before a phrase scan stops: bounds the work and the answer of a phrase found everywhere.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,7 @@ from hallouminate.render import (
     render_write,
 )
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -226,14 +228,25 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
         text = RENDERERS[spec.op](result)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
 
+    # The prompts take no cwd: their text names the directory the MCP host started us in, as a hint.
+    prompts = prompt_handlers("hallouminate", _start_dir())
     server: Server[Any] = Server(
         "hallouminate",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=prompts.on_list_prompts,
+        on_get_prompt=prompts.on_get_prompt,
     )
     return server, link
+
+
+def _start_dir() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # started in a directory since removed
+        return None
 
 
 async def serve(socket: Path | None = None) -> int:
@@ -244,8 +257,8 @@ async def serve(socket: Path | None = None) -> int:
     gate = LineGate(anyio.wrap_file(sys.stdin.buffer))
     try:
         async with stdio_server(stdin=cast(Any, gate)) as (read_stream, write_stream):
-            gate.replies = write_stream
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            replies = cast(Any, gate.watch(write_stream))
+            await server.run(read_stream, replies, server.create_initialization_options())
     finally:
         await link.close()
     return gate.exit_code()

@@ -12,6 +12,10 @@ once, written through the transport's own output stream (so replies never interl
 - JSON but not a JSON-RPC 2.0 message: -32600, with the request's id when it has a usable one.
 
 A notification (no ``id``) is never answered (JSON-RPC), only reported on stderr like every refused line.
+
+When stdin closes, the gate ends its lines only once every request it handed on has been answered (or
+cancelled by the client): the SDK cancels the handlers still running when its input ends, so a client
+that writes its requests and closes stdin at once would otherwise lose the answers still in flight.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+import anyio
 from anyio.abc import ObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp.types import (
@@ -30,6 +35,9 @@ from mcp.types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 
@@ -111,7 +119,25 @@ def _encoding_error(message: dict[str, Any], path: tuple[str, ...], offset: int,
     )
 
 
-def check_line(line: bytes) -> str | Refusal | None:
+# A request's id as the gate remembers it: 1 and "1" are different ids in JSON-RPC.
+_Key = tuple[type, int | str]
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A line the SDK will accept: its text, and its request id when it is a request (else None)."""
+
+    text: str
+    request: _Key | None = None
+    # A notifications/cancelled: the id of the request the client gave up (it gets no answer).
+    cancels: _Key | None = None
+
+
+def _key(rid: object) -> _Key | None:
+    return (type(rid), rid) if isinstance(rid, (int, str)) and not isinstance(rid, bool) else None
+
+
+def check_line(line: bytes) -> Accepted | Refusal | None:
     """The text to hand to the SDK, the refusal to answer, or None for a blank line (ignored)."""
     # surrogateescape: bytes that are not UTF-8 become lone surrogates, found and refused below with
     # the request's id, rather than U+FFFD silently written into a page.
@@ -126,11 +152,16 @@ def check_line(line: bytes) -> str | Refusal | None:
     if utf8:
         # The common case costs one parse here (the SDK's own); only a refused line is looked into.
         try:
-            jsonrpc_message_adapter.validate_json(text, by_name=False)
+            parsed = jsonrpc_message_adapter.validate_json(text, by_name=False)
         except Exception as exc:  # pydantic's ValidationError, or anything its JSON parser refuses
             sdk_error = exc
         else:
-            return text
+            if isinstance(parsed, JSONRPCRequest):
+                return Accepted(text, request=_key(parsed.id))
+            if isinstance(parsed, JSONRPCNotification) and parsed.method == "notifications/cancelled":
+                params = parsed.params or {}
+                return Accepted(text, cancels=_key(params.get("requestId")))
+            return Accepted(text)
     try:
         message = json.loads(text)
     except ValueError as exc:
@@ -178,6 +209,9 @@ class LineGate:
         self.accepted = 0
         self.refused = 0
         self._line = 0
+        # Requests handed to the SDK and not answered yet; set when none is.
+        self._pending: set[_Key] = set()
+        self._drained = anyio.Event()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -188,15 +222,35 @@ class LineGate:
             checked = check_line(raw)
             if checked is None:
                 continue
-            if isinstance(checked, str):
+            if isinstance(checked, Accepted):
                 self.accepted += 1
-                yield checked
+                if checked.request is not None:
+                    self._pending.add(checked.request)
+                if checked.cancels is not None:
+                    self.answered(checked.cancels)
+                yield checked.text
                 continue
             self.refused += 1
             answered = f"answered {checked.reply.error.code}" if checked.reply else "not answered"
             self._report(f"line {self._line} refused ({answered}): {checked.summary}")
             if checked.reply is not None and self.replies is not None:
                 await self.replies.send(SessionMessage(checked.reply))
+        # stdin closed: ending here would make the SDK cancel the handlers still running.
+        while self._pending:
+            self._drained = anyio.Event()
+            await self._drained.wait()
+
+    def answered(self, key: _Key | None) -> None:
+        """The request ``key`` was answered (or cancelled): it no longer holds the gate open."""
+        if key is not None:
+            self._pending.discard(key)
+            if not self._pending:
+                self._drained.set()
+
+    def watch(self, replies: ObjectSendStream[SessionMessage]) -> _Answers:
+        """``replies`` (the transport's output stream), telling the gate of each answer sent through it."""
+        self.replies = replies
+        return _Answers(replies, self)
 
     def _report(self, text: str) -> None:
         out = self._stderr or sys.stderr
@@ -212,3 +266,29 @@ class LineGate:
             )
             return NO_MESSAGE_EXIT
         return 0
+
+
+class _Answers:
+    """The SDK's output stream, telling the gate which requests have had their answer."""
+
+    def __init__(self, stream: ObjectSendStream[SessionMessage], gate: LineGate) -> None:
+        self._stream = stream
+        self._gate = gate
+
+    async def send(self, item: SessionMessage) -> None:
+        message = item.message
+        try:
+            await self._stream.send(item)
+        finally:  # sent, or it never can be (stdout gone): either way nothing is left to wait for
+            if isinstance(message, (JSONRPCResponse, JSONRPCError)):
+                self._gate.answered(_key(message.id))
+
+    async def __aenter__(self) -> _Answers:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:  # aclose, send_nowait, clone, ...: the stream's own
+        return getattr(self._stream, name)

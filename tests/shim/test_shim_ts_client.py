@@ -1,0 +1,121 @@
+"""``hallouminate serve`` driven by the official TypeScript SDK's MCP client (``support/ts_sdk.py``): the
+handshake it negotiates, ``tools/list`` and the prompts, per face; and every default-face tool's result
+checked by that SDK against the published output schema."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hallouminate.shim.tools import TOOLS
+from support.sandbox import SMALL_WIKI, Sandbox
+from support.ts_sdk import TsSession, node, ts_session
+
+# The versions the TypeScript SDK (1.32) asks for and accepts: it sends its latest and refuses any answer
+# outside this list; the mcp 2.x server must settle on one of them.
+TS_SDK_LATEST = "2025-11-25"
+
+# Each face: its `serve` arguments (given the test's sandbox and repository), and its tools. One line per face.
+FACES: dict[str, tuple[Callable[[Sandbox, Path], list[str]], set[str]]] = {
+    "hallouminate": (lambda sandbox, repo: [], set(TOOLS)),
+}
+
+
+def _session(sandbox: Sandbox, face: str, requests: list[dict[str, object]]) -> tuple[TsSession, Path]:
+    repo = sandbox.make_repo(wiki=None)
+    args, _tools = FACES[face]
+    return ts_session(sandbox, requests, serve_args=args(sandbox, repo), cwd=repo), repo
+
+
+@pytest.mark.parametrize("face", list(FACES))
+def test_the_typescript_client_negotiates_and_lists_the_tools(sandbox: Sandbox, face: str) -> None:
+    session, _repo = _session(sandbox, face, [{"method": "tools/list"}])
+    assert session.protocol_version == TS_SDK_LATEST
+    assert session.server_info["name"] and session.server_info["version"]
+    assert {"tools", "prompts"} <= set(session.capabilities)
+    tools = {tool["name"]: tool for tool in session.result(0)["tools"]}
+    assert set(tools) == FACES[face][1]
+    for tool in tools.values():
+        assert tool["inputSchema"]["type"] == "object" and tool["description"]
+
+
+@pytest.mark.parametrize("face", list(FACES))
+def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face: str) -> None:
+    session, _repo = _session(
+        sandbox,
+        face,
+        [
+            {"method": "prompts/list"},
+            {
+                "method": "prompts/get",
+                "params": {"name": "summarize_topic", "arguments": {"topic": "daemon"}},
+            },
+            {"method": "prompts/get", "params": {"name": "whats_new", "arguments": {"since": "2026-11-01"}}},
+            {"method": "prompts/get", "params": {"name": "deep_dive", "arguments": {}}},
+            {"method": "prompts/get", "params": {"name": "whats_new", "arguments": {"since": "Nov 1"}}},
+        ],
+    )
+    assert [p["name"] for p in session.result(0)["prompts"]] == [
+        "summarize_topic",
+        "deep_dive",
+        "whats_new",
+        "find_gaps",
+    ]
+    texts = []
+    for index in (1, 2):
+        (message,) = session.result(index)["messages"]
+        assert message["role"] == "user" and message["content"]["type"] == "text"
+        texts.append(message["content"]["text"])
+    summary, news = texts
+    assert '"daemon"' in summary and "`list_topics`" in summary
+    assert '`date_from: "2026-11-01"`' in news
+    for text in texts:
+        assert "Cite the `path` of every document you draw on" in text
+        assert "`get_document`" in text
+    missing, malformed = session.error(3), session.error(4)
+    assert missing["code"] == -32602 and "deep_dive needs the argument 'question'" in missing["message"]
+    assert missing["data"] == {"param": "question", "problem": "missing"}
+    assert malformed["code"] == -32602 and "YYYY-MM-DD" in malformed["message"]
+
+
+def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: Sandbox) -> None:
+    """The SDK checks each tool's structuredContent against the outputSchema published in tools/list
+    (ajv, not the Python client's jsonschema): every tool of the default face, with a real daemon."""
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    wiki = "repo:sample:wiki"
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("index", {}),
+        ("ground", {"query": "How does the MCP shim reach the daemon?"}),
+        ("ground", {"query": "daemon", "match": "phrase", "output": "counts"}),
+        ("list_corpora", {}),
+        ("list_files", {"corpus": wiki}),
+        ("list_tree", {"corpus": wiki}),
+        ("read_markdown", {"corpus": wiki, "path": "architecture.md"}),
+        ("corpus_stats", {"corpus": wiki}),
+        ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
+        ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
+        ("delete_markdown", {"corpus": wiki, "path": "notes/ts.md"}),
+    ]
+    assert {name for name, _args in calls} == set(TOOLS), "a tool of the default face is not called here"
+    requests = [
+        {"method": "tools/call", "params": {"name": name, "arguments": {"cwd": str(repo), **args}}}
+        for name, args in calls
+    ]
+    session = ts_session(sandbox, requests, cwd=repo)
+    for index, (name, _args) in enumerate(calls):
+        result = session.result(index)
+        assert result["isError"] is False and isinstance(result["structuredContent"], dict), name
+        assert result["content"][0]["type"] == "text", name
+    assert session.result(1)["structuredContent"]["docs"][0]["path"] == "architecture.md"
+
+
+def test_without_node_the_typescript_client_fails_saying_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH holding no node
+    assert not os.access(tmp_path / "node", os.X_OK)
+    with pytest.raises(pytest.fail.Exception, match=r"node is not on PATH.*make setup"):
+        node()
