@@ -78,7 +78,7 @@ CASES: list[Case] = [
     *(Case(t, {"corpus": "c" * 257}, "'corpus' must be length <= 256") for t in ("index", "list_files")),
     *(
         Case(t, {"corpus": "c" * 257}, "'corpus' must be length <= 256")
-        for t in ("list_tree", "corpus_stats")
+        for t in ("list_tree", "corpus_stats", "list_topics")
     ),
     # The write tools: page size in characters, in bytes, and past the frame; section-edit arguments.
     Case(

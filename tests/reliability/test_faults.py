@@ -87,7 +87,7 @@ async def test_a_store_removed_under_the_daemon_is_named_until_index_rebuilds_it
         shutil.rmtree(w.store)
 
         # Chosen: a clear error, not an empty result that reads like "the wiki is silent".
-        for tool, args in (("ground", {"query": "amber walrus"}), ("corpus_stats", {})):
+        for tool, args in (("ground", {"query": "amber walrus"}), ("corpus_stats", {}), ("list_topics", {})):
             error = await fails(s, tool, INTERNAL_ERROR, cwd=cwd, **args)
             assert str(w.store) in error.message and "was removed" in error.message, error.message
             assert "hallouminate index" in error.message and not raw_lance(error.message)

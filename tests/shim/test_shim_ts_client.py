@@ -95,6 +95,7 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         ("list_tree", {"corpus": wiki}),
         ("read_markdown", {"corpus": wiki, "path": "architecture.md"}),
         ("corpus_stats", {"corpus": wiki}),
+        ("list_topics", {"corpus": wiki}),
         ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
         ("get_connection_graph", {"corpus": wiki, "start": "architecture.md"}),
         ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),

@@ -480,9 +480,11 @@ def _register_read_commands() -> None:
     from hallouminate.cli.eval_command import eval_command
     from hallouminate.cli.graph_command import graph_command
     from hallouminate.cli.status_command import status
+    from hallouminate.cli.topics_command import topics
 
     cli.add_command(config_group)
     cli.add_command(status)
+    cli.add_command(topics)
     cli.add_command(corpora)
     cli.add_command(read)
     cli.add_command(eval_command)

@@ -42,8 +42,8 @@ def _flag(param: click.Parameter) -> str:
 
 
 def json_requested(argv: Sequence[str]) -> bool:
-    """Whether the command line asks for ``--format json`` (or ``graph``'s ``--json``; options end at
-    ``--``)."""
+    """Whether the command line asks for ``--format json`` (or ``--json``, its short form where a command
+    offers it; options end at ``--``)."""
     for i, arg in enumerate(argv):
         if arg == "--":
             return False

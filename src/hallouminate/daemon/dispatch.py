@@ -35,6 +35,7 @@ from hallouminate.protocol.results import (
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
+    ListTopicsResult,
     ListTreeResult,
     OpResult,
     PingResult,
@@ -96,6 +97,7 @@ class Dispatcher:
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
             "get_connection_graph": self.connection_graph,
+            "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
         }
@@ -173,6 +175,11 @@ class Dispatcher:
     async def connection_graph(self, request: Request, emit: Emit | None) -> ConnectionGraphResult:
         return await self.runtime.connection_graph(
             await _where(request), cast(ConnectionGraphArgs, request.args)
+        )
+
+    async def list_topics(self, request: Request, emit: Emit | None) -> ListTopicsResult:
+        return await self.runtime.list_topics(
+            await _where(request), cast(CorpusArgs, request.args).get("corpus")
         )
 
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:

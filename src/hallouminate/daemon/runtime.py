@@ -62,6 +62,7 @@ from hallouminate.protocol.results import (
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
+    ListTopicsResult,
     ListTreeResult,
     ProgressEvent,
     ReadMarkdownResult,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from hallouminate.indexing import Indexer
     from hallouminate.protocol.results import GroundWarning
     from hallouminate.search.rerank import RerankStage
+    from hallouminate.search.topics import TopicsCache
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
     from hallouminate.wiki.writes import WriteOutcome
@@ -176,6 +178,8 @@ class Runtime:
         self._background_work: dict[str, dict[BackgroundSource, BackgroundWork]] = {}
         # What the watcher and the write tools re-embedded; `status` reports it (tests check that a file
         # written by a tool is not embedded a second time by the watcher).
+        # list_topics' entries per corpus, until its next commit (search/topics.py).
+        self._topics: TopicsCache | None = None
         self.counters: dict[str, int] = {
             "watcher_batches": 0,
             "watcher_files_upserted": 0,
@@ -729,6 +733,30 @@ class Runtime:
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
         problems = indexer.problems.get(spec.store_key)
         result = await asyncio.to_thread(browse.corpus_stats, spec, states, count, problems)
+        if indexing is not None:
+            result["indexing"] = indexing
+        return result
+
+    async def list_topics(self, where: Where, corpus: str | None) -> ListTopicsResult:
+        """The corpus's (category, topic) groups from its indexed pages, as of now (an index run in
+        flight is reported, never waited for); computed again only after a commit."""
+        from hallouminate.search.topics import TopicsCache, list_topics
+
+        spec = corpus_for(await self._resolve(where), corpus)
+        await self._store_ready(rebuild=False)
+        await self._engine()
+        indexing = self._indexing([spec]).get(spec.name)
+        assert self._reader is not None
+        with self._store_faults():
+            heads = await self._reader.page_heads(spec.store_key)
+        if self._topics is None:
+            self._topics = TopicsCache()
+        topics = self._topics.cached(spec.store_key, heads)
+        if topics is None:
+            # One pass over the pages after each commit (~10k pages at 100k chunks): off the loop.
+            topics = await asyncio.to_thread(list_topics, heads)
+            self._topics.keep(spec.store_key, heads, topics)
+        result: ListTopicsResult = {"corpus": spec.name, "topics": topics}
         if indexing is not None:
             result["indexing"] = indexing
         return result

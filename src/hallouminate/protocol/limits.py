@@ -148,6 +148,11 @@ TOPIC_CHARS = Range("topic", 1, 1024, "characters")
 # min_quality (a number): chunks whose index-time quality (0-1) is below it are not candidates; null
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
+
+# -- list_topics (search/topics.py) ---------------------------------------------------------------------
+# Titles listed per topic entry (its documents' first, by path); ``file_count`` still counts every one, so
+# a topic of thousands of pages stays a line of a result, not a page of it.
+TOPIC_TITLES_MAX = 50
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
 
 # -- get_connection_graph (search/graph.py; docs/tools/get_connection_graph.md) ---------------------------

@@ -362,6 +362,36 @@ class ListTreeResult(TypedDict):
     tree: TreeNode
 
 
+class TopicNode(TypedDict):
+    """A directory below a topic in ``list_topics``: its name, the documents under it (cumulative) and
+    the directories below it, sorted by segment."""
+
+    segment: str
+    file_count: int
+    children: list["TopicNode"]
+
+
+class Topic(TypedDict):
+    """One (category, topic) group of ``list_topics``; None where a document has none (search/topics.py)."""
+
+    category: str | None
+    topic: str | None
+    file_count: int
+    # The newest of its documents' dates: the frontmatter ``date`` (YYYY-MM-DD), else the file's
+    # modification day (UTC).
+    last_updated: str
+    # Its documents' titles by path, at most limits.TOPIC_TITLES_MAX.
+    titles: list[str]
+    children: list[TopicNode]
+
+
+class ListTopicsResult(TypedDict):
+    corpus: str
+    topics: list[Topic]
+    # Present while an index run is bringing the corpus up to date: the topics are from before it.
+    indexing: NotRequired[IndexingState]
+
+
 class ReadMarkdownResult(TypedDict):
     corpus: str
     path: str
@@ -556,6 +586,7 @@ OpResult = (
     | ListTreeResult
     | ReadMarkdownResult
     | CorpusStatsResult
+    | ListTopicsResult
     | BacklinksResult
     | ConnectionGraphResult
     | AddMarkdownResult

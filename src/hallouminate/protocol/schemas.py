@@ -580,6 +580,7 @@ ARGS.update(
         "list_files": _corpus_only(_DEFAULT_CORPUS),
         "list_tree": _corpus_only(_DEFAULT_CORPUS),
         "corpus_stats": _corpus_only(_DEFAULT_CORPUS),
+        "list_topics": _corpus_only(_DEFAULT_CORPUS),
         "read_markdown": {
             "type": "object",
             "properties": {
@@ -633,6 +634,41 @@ _TREE_NODE: dict[str, Any] = {
         },
     },
     "required": _TREE_REQUIRED,
+}
+
+# list_topics (search/topics.py): a topic's directories, described two levels down, then open.
+_TOPIC_NODE_REQUIRED = ["segment", "file_count", "children"]
+_TOPIC_NODE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "segment": {"type": "string"},
+        "file_count": {"type": "integer", "minimum": 1},
+        "children": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "segment": {"type": "string"},
+                    "file_count": {"type": "integer", "minimum": 1},
+                    "children": {"type": "array"},
+                },
+                "required": _TOPIC_NODE_REQUIRED,
+            },
+        },
+    },
+    "required": _TOPIC_NODE_REQUIRED,
+}
+_TOPIC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "category": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "file_count": {"type": "integer", "minimum": 1},
+        "last_updated": {"type": "string"},
+        "titles": _STRINGS,
+        "children": {"type": "array", "items": _TOPIC_NODE},
+    },
+    "required": ["category", "topic", "file_count", "last_updated", "titles", "children"],
 }
 
 RESULTS: dict[str, dict[str, Any]] = {
@@ -704,6 +740,15 @@ RESULTS: dict[str, dict[str, Any]] = {
             "indexing": _INDEXING_STATE,
         },
         "required": ["corpus", "indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files"],
+    },
+    "list_topics": {
+        "type": "object",
+        "properties": {
+            "corpus": {"type": "string"},
+            "topics": {"type": "array", "items": _TOPIC},
+            "indexing": _INDEXING_STATE,
+        },
+        "required": ["corpus", "topics"],
     },
     "backlinks": {
         "type": "object",

@@ -11,6 +11,7 @@ from hallouminate.render.browse import (
 from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
 from hallouminate.render.outline import render_ground
+from hallouminate.render.topics import render_topics
 from hallouminate.render.writes import render_delete, render_write
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "render_index",
     "render_read",
     "render_stats",
+    "render_topics",
     "render_tree",
     "render_write",
 ]

@@ -223,9 +223,18 @@ def _frontmatter(fields: str | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def page_frontmatter(fields: str | None) -> dict[str, Any]:
-    """A row's ``fields`` column (the page's frontmatter as JSON) as a mapping; {} when absent or bad."""
+def frontmatter(fields: str | None) -> Mapping[str, Any]:
+    """A page's frontmatter from its ``fields`` column (JSON; {} when absent or not an object). Shared
+    between callers (cached): read it, never change it."""
     return _frontmatter(fields)
+
+
+def page_date(front: Mapping[str, Any]) -> str | None:
+    """The page's frontmatter ``date`` as the date filters compare it: YYYY-MM-DD (a datetime's date
+    part); None when it has none or it is not a date."""
+    raw = front.get("date")
+    date = raw[:10] if isinstance(raw, str) else None  # a datetime's date part
+    return date if date and _DATE.fullmatch(date) else None
 
 
 def category_topic(path: str, frontmatter: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -405,9 +414,8 @@ class Eligibility:
             if self.tags_all and not self.tags_all <= tags:
                 return False
         if self.date_from or self.date_to:
-            raw = front.get("date")
-            date = raw[:10] if isinstance(raw, str) else None  # a datetime's date part
-            if not date or not _DATE.fullmatch(date):
+            date = page_date(front)
+            if date is None:
                 return False  # with a date filter, an undated page is dropped
             if (self.date_from and date < self.date_from) or (self.date_to and date > self.date_to):
                 return False

@@ -36,7 +36,7 @@ from hallouminate.protocol.results import (
     GraphNode,
     GraphTruncation,
 )
-from hallouminate.search.filters import Eligibility, category_topic, page_frontmatter
+from hallouminate.search.filters import Eligibility, category_topic, frontmatter
 
 # The pages a page links to (corpus-relative, indexed or not), in document order.
 LinkFinder = Callable[[str], Awaitable[Sequence[str]]]
@@ -328,7 +328,7 @@ def _node(
     score: float,
     edge: Literal["similar", "link"],
 ) -> GraphNode:
-    front = page_frontmatter(row.get("fields"))
+    front = frontmatter(row.get("fields"))
     headings = row.get("heading_path") or []
     own_title = front.get("title")
     title = " ".join(own_title.split()) if isinstance(own_title, str) and own_title.strip() else None

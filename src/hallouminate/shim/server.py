@@ -40,6 +40,7 @@ from hallouminate.render import (
     render_index,
     render_read,
     render_stats,
+    render_topics,
     render_tree,
     render_write,
 )
@@ -57,7 +58,8 @@ semantic + keyword search.
 
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
-Use `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
+filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
 `read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
@@ -81,6 +83,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "list_tree": render_tree,
     "read_markdown": render_read,
     "corpus_stats": render_stats,
+    "list_topics": render_topics,
     "backlinks": render_backlinks,
     "get_connection_graph": render_graph,
     "add_markdown": render_write,

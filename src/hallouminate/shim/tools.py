@@ -122,6 +122,21 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
         ),
         ToolSpec(
+            name="list_topics",
+            op="list_topics",
+            description=(
+                "Map of what a corpus covers: every (category, topic) of its indexed documents with the "
+                "document count, the newest date (frontmatter `date`, else the file's modification day), "
+                "up to 50 titles, and `children`, the directories beneath the topic (each `segment` with "
+                "a cumulative `file_count`). category = first path segment, topic = second, frontmatter "
+                "`category:`/`topic:` override: exactly the values ground's `category` and `topic` "
+                "filters accept (null = none). `corpus` defaults to the wiki of the repository containing "
+                "`cwd`. A `children` segment comes from a document's own path, so do not build a path "
+                "from category/topic/segment."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="backlinks",
             op="backlinks",
             description=(

@@ -44,6 +44,8 @@ FEW_VECTORS = 0.1
 # The connection graph's queries are scored this many at a time (``neighbours``): 64 x 100k scores are
 # 25 MB, and the product of 64 costs little more per query than one of 10.
 QUERY_BLOCK = 64
+# What ``page_heads`` reads of each page's first chunk (list_topics, search/topics.py).
+HEAD_COLUMNS = ["path", "fields", "file_mtime_ns", "heading_path"]
 # A vector search under text rules ranks only the chunks BM25's index names as passing them when there are
 # at most this many (fetching each id costs ~2 us); more are dense enough to find in score order.
 TEXT_CANDIDATES = 5_000
@@ -158,6 +160,15 @@ def _best_of(answers: list[list[ChunkRow]], limit: int) -> list[ChunkRow]:
     return sorted(best.values(), key=lambda row: -row["score"])[:limit]
 
 
+def _heads_of(rows: Any, first_only: bool) -> list[ChunkRow]:
+    """``page_heads`` from a corpus's held rows (scan order: every chunk) or from first chunks only."""
+    if first_only:
+        rows = rows.sort_by("path")
+    else:
+        rows = rows.select(HEAD_COLUMNS).filter(pc.equal(rows["ordinal"], 0))  # not a copy of every column
+    return cast("list[ChunkRow]", rows.to_pylist())
+
+
 def _quality_passes(row: ChunkRow, floor: float) -> bool:
     quality = cast("dict[str, Any]", row).get("quality")  # the column lands with index-time quality
     return quality is None or float(quality) >= floor
@@ -193,6 +204,8 @@ class AsyncReader:
         self._vectors: dict[str, _CorpusRows] = {}
         # Past the in-memory bound, a filtered search's pages (path, frontmatter) per corpus.
         self._pages_cache: dict[str, eligibility.Pages] = {}
+        # Each corpus's page heads (``page_heads``), until the next commit.
+        self._heads: dict[str, list[ChunkRow]] = {}
         self._loads: dict[tuple[str, int], asyncio.Future[_CorpusRows]] = {}
 
     async def _fresh_table(self) -> Any:
@@ -210,6 +223,7 @@ class AsyncReader:
             self._scan_rows.clear()
             self._vectors.clear()
             self._pages_cache.clear()
+            self._heads.clear()
             self._generation = generation
         return self._table
 
@@ -687,6 +701,31 @@ class AsyncReader:
             .to_list()
         )
         return sorted(rows, key=lambda row: row["ordinal"])
+
+    async def page_heads(self, corpus: str) -> list[ChunkRow]:
+        """Each page's first chunk (ordinal 0), by path: its ``HEAD_COLUMNS``. The same list until the
+        next commit (callers may cache what they derive from it by its identity; never change it).
+
+        Read from the corpus's rows when searches hold them in memory (no I/O); otherwise one LanceDB
+        query of those light columns, restricted to first chunks, once per commit."""
+        table = await self._fresh_table()
+        heads = self._heads.get(corpus)
+        if heads is None:
+            generation = self._generation
+            held = self._vectors.get(corpus)
+            if held is not None:  # in scan order (path, ordinal) already
+                rows = held.rows
+            else:
+                rows = (
+                    await table.query()
+                    .where(f"corpus = {sql.literal(corpus)} AND ordinal = 0")
+                    .select(HEAD_COLUMNS)
+                    .to_arrow()
+                )
+            # Converting 10k pages' rows takes tens of milliseconds: off the loop, so pings go on.
+            heads = await asyncio.to_thread(_heads_of, rows, held is None)
+            self._remember(self._heads, corpus, heads, generation)
+        return heads
 
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
