@@ -59,7 +59,8 @@ semantic + keyword search.
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
 Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
-filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+filters take), `get_connection_graph` to follow related pages from a hit (similar chunks and links), \
+`list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
 `read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
