@@ -195,7 +195,19 @@ class EligibilityPort(Protocol):
         """Each quoted phrase as the analyser's tokens: an eligible chunk holds them consecutively."""
         ...
 
+    @property
+    def rules_key(self) -> str:
+        """Equal for equal path and frontmatter rules (``page_key`` without ``changed_since``)."""
+        ...
+
+    @property
+    def changed_since_ns(self) -> int | None:
+        """Only files modified at or after this instant (ns since the epoch) are eligible; None: any."""
+        ...
+
     def page_passes(self, path: str, fields: str | None) -> bool: ...
+
+    def mtime_passes(self, mtime_ns: int | None) -> bool: ...
 
     def text_passes(self, text: str) -> bool:
         """The exact text rules (the phrases verbatim, no excluded term): asked of candidates only."""

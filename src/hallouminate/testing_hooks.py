@@ -37,7 +37,8 @@ RERANK_PAUSE = "HALLOUMINATE_TEST_RERANK_PAUSE"
 # Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
 # "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
 # synced, not yet published; "after-publish": renamed (or linked) into place, directory not yet synced.
-WRITE_FAULT_POINTS = ("after-check", "temp-half-written", "after-fsync", "after-publish")
+# "after-plan" (move_markdown only): the redo record of a multi-file write is durable, no file touched.
+WRITE_FAULT_POINTS = ("after-check", "after-plan", "temp-half-written", "after-fsync", "after-publish")
 PAUSE_LIMIT_SECS = 30.0
 # An index held for a test that starts processes (a CLI, an MCP server) meanwhile, on a loaded machine.
 INDEX_PAUSE_LIMIT_SECS = 180.0
@@ -71,7 +72,8 @@ def write_fault_point(point: str) -> None:
     ``HALLOUMINATE_TEST_WRITE_FAULTS=<dir>`` turns the points on. At a point ``P`` the write looks in
     ``<dir>``:
 
-    - ``P.kill`` exists: it is removed and the daemon SIGKILLs itself (crash-safety tests);
+    - ``P.kill`` exists: it is removed and the daemon SIGKILLs itself (crash-safety tests); when it holds
+      a number N > 1, the point is passed N - 1 times first (the Nth file of a multi-file write);
     - ``P.pause`` exists: it is removed, ``P.reached`` is created, and the write waits until ``P.go``
       appears (then removes it), so a test can swap a symlink in at exactly that moment (race tests).
 
@@ -82,7 +84,7 @@ def write_fault_point(point: str) -> None:
     if not base:
         return
     directory = Path(base)
-    if _take(directory / f"{point}.kill"):
+    if _countdown(directory / f"{point}.kill") and _take(directory / f"{point}.kill"):
         os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(10)  # never reached: SIGKILL is not deferred, but do not carry on writing meanwhile
     _pause(directory, point, PAUSE_LIMIT_SECS)
@@ -119,6 +121,18 @@ def _pause(directory: Path, point: str, limit: float) -> None:
         deadline = time.monotonic() + limit
         while not _take(go) and time.monotonic() < deadline:
             time.sleep(0.01)
+
+
+def _countdown(marker: Path) -> bool:
+    """Whether an armed ``marker`` fires now: its number (default 1) counts the passes down to 1."""
+    try:
+        text = marker.read_text().strip()
+    except OSError:
+        return False
+    if text.isdigit() and int(text) > 1:
+        marker.write_text(str(int(text) - 1))
+        return False
+    return True
 
 
 def _take(marker: Path) -> bool:

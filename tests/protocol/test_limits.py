@@ -23,6 +23,8 @@ BY_PROPERTY = {
     "corpus": limits.CORPUS_NAME_CHARS,
     "query": limits.QUERY_CHARS,
     "path": limits.PATH_CHARS,
+    "from": limits.PATH_CHARS,  # move_markdown's two paths
+    "to": limits.PATH_CHARS,
     "content": limits.CONTENT_CHARS,
     "under_heading": limits.UNDER_HEADING_CHARS,
     "replace_match": limits.REPLACE_MATCH_CHARS,
@@ -33,6 +35,7 @@ BY_PROPERTY = {
     "mmr_same_doc_penalty": limits.MMR_SAME_DOC_PENALTY,
     "category": limits.CATEGORY_CHARS,
     "topic": limits.TOPIC_CHARS,
+    "changed_since": limits.CHANGED_SINCE_CHARS,
     "min_quality": limits.MIN_QUALITY,  # a number from 0 to 1: the range's bounds, not its integers
 }
 BOUND_KEYWORDS = ("minimum", "maximum", "minLength", "maxLength")

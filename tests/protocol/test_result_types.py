@@ -35,6 +35,7 @@ RESULT_TYPES: dict[str, Any] = {
     "get_connection_graph": r.ConnectionGraphResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
+    "move_markdown": r.MoveMarkdownResult,
 }
 # Every operation's arguments, as the daemon reads them once checked.
 ARG_TYPES: dict[str, Any] = {
@@ -43,7 +44,7 @@ ARG_TYPES: dict[str, Any] = {
     "shutdown": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.CorpusArgs,
-    "list_files": a.CorpusArgs,
+    "list_files": a.ListFilesArgs,
     "list_tree": a.CorpusArgs,
     "corpus_stats": a.CorpusArgs,
     "list_topics": a.CorpusArgs,
@@ -53,6 +54,7 @@ ARG_TYPES: dict[str, Any] = {
     "get_connection_graph": a.ConnectionGraphArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
+    "move_markdown": a.MoveMarkdownArgs,
 }
 _SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 

@@ -119,6 +119,12 @@ CASES: list[Case] = [
     Case("add_markdown", page(path="p" * 4097), "'path' must be length <= 4096"),
     Case("delete_markdown", {"corpus": WIKI, "path": "d" * 4097}, "'path' must be length <= 4096"),
     Case("delete_markdown", {"corpus": "c" * 257, "path": "x.md"}, "'corpus' must be length <= 256"),
+    Case(
+        "move_markdown", {"corpus": WIKI, "from": "f" * 4097, "to": "x.md"}, "'from' must be length <= 4096"
+    ),
+    Case("move_markdown", {"corpus": WIKI, "from": "x.md", "to": "t" * 4097}, "'to' must be length <= 4096"),
+    Case("list_files", {"changed_since": "7" * 65}, "'changed_since' must be length <= 64"),
+    Case("ground", q(changed_since=""), "'changed_since' must be length >= 1"),
     # cwd, which every tool takes: characters (the shim's schema) and bytes (both sides).
     *(
         Case(t, a, "'cwd' must be length <= 4096", on_socket=False, cwd="/" + "a" * 4096)

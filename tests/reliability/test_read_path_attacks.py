@@ -157,10 +157,12 @@ CALLS: dict[str, dict[str, Any]] = {
     "list_files": {},
     "list_tree": {},
     "corpus_stats": {},
+    "list_topics": {},
     "read_markdown": {"path": "overview.md"},
     "backlinks": {"path": "overview.md"},
     "add_markdown": {"corpus": WIKI, "path": "new-page.md", "content": "# New\n"},
     "delete_markdown": {"corpus": WIKI, "path": "overview.md"},
+    "move_markdown": {"corpus": WIKI, "from": "overview.md", "to": "moved.md"},
 }
 
 

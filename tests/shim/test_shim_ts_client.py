@@ -99,7 +99,9 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
         ("get_connection_graph", {"corpus": wiki, "start": "architecture.md"}),
         ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
-        ("delete_markdown", {"corpus": wiki, "path": "notes/ts.md"}),
+        ("move_markdown", {"corpus": wiki, "from": "notes/ts.md", "to": "notes/ts-moved.md"}),
+        ("list_files", {"corpus": wiki, "changed_since": "1d"}),
+        ("delete_markdown", {"corpus": wiki, "path": "notes/ts-moved.md"}),
     ]
     assert {name for name, _args in calls} == set(TOOLS), "a tool of the default face is not called here"
     requests = [

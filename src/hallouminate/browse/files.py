@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hallouminate.config import CorpusSpec
 from hallouminate.indexing.walker import walk_corpus
-from hallouminate.protocol.results import ListFilesResult, ListTreeResult, TreeNode
+from hallouminate.protocol import recency
+from hallouminate.protocol.results import FileRef, ListFilesResult, ListTreeResult, TreeNode
 
 
-def list_files(spec: CorpusSpec) -> ListFilesResult:
+def list_files(spec: CorpusSpec, changed_since: str | None = None) -> ListFilesResult:
     """``{corpus, files: [{path, absolute_path}]}``, sorted by path.
 
     Paths are corpus-relative (relative to the root holding the file). When several roots hold the same
-    relative path the first root wins, exactly as for indexing and ``read_markdown``.
+    relative path the first root wins, exactly as for indexing and ``read_markdown``. With
+    ``changed_since`` (protocol/recency.py) only files modified at or after it are listed, and
+    ``filter_applied`` says what instant that was.
     """
-    return {
-        "corpus": spec.name,
-        "files": [{"path": rel, "absolute_path": str(path)} for rel, path in walk_corpus(spec)],
-    }
+    since = None if changed_since is None else recency.since_ns(changed_since)
+    files: list[FileRef] = []
+    for rel, path in walk_corpus(spec):
+        if since is not None and not _modified_since(path, since):
+            continue
+        files.append({"path": rel, "absolute_path": str(path)})
+    result: ListFilesResult = {"corpus": spec.name, "files": files}
+    if changed_since is not None and since is not None:
+        result["filter_applied"] = {
+            "changed_since": changed_since,
+            "changed_since_utc": recency.iso_utc(since),
+        }
+    return result
+
+
+def _modified_since(path: Path, since_ns: int) -> bool:
+    try:
+        # The walk saw a regular file; lstat, so a symlink swapped in since is not followed.
+        return os.lstat(path).st_mtime_ns >= since_ns
+    except OSError:
+        return False  # gone since the walk
 
 
 def list_tree(spec: CorpusSpec) -> ListTreeResult:

@@ -214,6 +214,11 @@ def _day(flag: str, value: str | None) -> str | None:
     "--until", help="Only pages whose frontmatter date is on or before YYYY-MM-DD (undated dropped)."
 )
 @click.option(
+    "--changed-since",
+    metavar="WHEN",
+    help="Only files modified (mtime) at or after WHEN: YYYY-MM-DD, an ISO datetime, or 12h, 7d, 2w.",
+)
+@click.option(
     "--field",
     "fields",
     multiple=True,
@@ -280,6 +285,7 @@ def ground(
     all_tags: bool,
     since: str | None,
     until: str | None,
+    changed_since: str | None,
     fields: tuple[str, ...],
     fields_not: tuple[str, ...],
     min_quality: float | None,
@@ -324,6 +330,7 @@ def ground(
         "tags_all" if all_tags else "tags_any": list(tags) or None,
         "date_from": _day("--since", since),
         "date_to": _day("--until", until),
+        "changed_since": changed_since,
         "fields": _pairs("--field", fields),
         "fields_not": _pairs("--not-field", fields_not),
         "min_quality": min_quality,
@@ -478,6 +485,7 @@ def model_status(model_name: str | None, fmt: str) -> None:
 def _register_read_commands() -> None:
     from hallouminate.cli.config_commands import config_group, corpora, read
     from hallouminate.cli.eval_command import eval_command
+    from hallouminate.cli.file_commands import files, move
     from hallouminate.cli.graph_command import graph_command
     from hallouminate.cli.status_command import status
     from hallouminate.cli.topics_command import topics
@@ -489,6 +497,8 @@ def _register_read_commands() -> None:
     cli.add_command(read)
     cli.add_command(eval_command)
     cli.add_command(graph_command)
+    cli.add_command(files)
+    cli.add_command(move)
 
 
 _register_read_commands()

@@ -21,6 +21,8 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
@@ -37,6 +39,7 @@ from hallouminate.protocol.results import (
     ListFilesResult,
     ListTopicsResult,
     ListTreeResult,
+    MoveMarkdownResult,
     OpResult,
     PingResult,
     ProgressEvent,
@@ -100,6 +103,7 @@ class Dispatcher:
             "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
+            "move_markdown": self.move_markdown,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -164,7 +168,7 @@ class Dispatcher:
     async def browse(
         self, request: Request, emit: Emit | None
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
-        args = cast(CorpusArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
+        args = cast(CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
 
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
@@ -185,6 +189,9 @@ class Dispatcher:
     async def write(self, request: Request, emit: Emit | None) -> AddMarkdownResult | DeleteMarkdownResult:
         args = cast(AddMarkdownArgs | DeleteMarkdownArgs, request.args)
         return await self.runtime.write(await _where(request), request.op, args)
+
+    async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
+        return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
 
 
 async def _where(request: Request) -> Where:

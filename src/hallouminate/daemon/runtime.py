@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from hallouminate import __version__, analysis, testing_hooks, xdg
 from hallouminate.config import (
@@ -46,6 +46,8 @@ from hallouminate.protocol.arguments import (
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    ListFilesArgs,
+    MoveMarkdownArgs,
     ReadMarkdownArgs,
 )
 from hallouminate.protocol.results import (
@@ -64,9 +66,11 @@ from hallouminate.protocol.results import (
     ListFilesResult,
     ListTopicsResult,
     ListTreeResult,
+    MoveMarkdownResult,
     ProgressEvent,
     ReadMarkdownResult,
     RuntimeStatus,
+    WriteWarning,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +82,7 @@ if TYPE_CHECKING:
     from hallouminate.search.topics import TopicsCache
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
+    from hallouminate.wiki.move import MoveOutcome
     from hallouminate.wiki.writes import WriteOutcome
 
 log = logging.getLogger("hallouminate.daemon")
@@ -203,12 +208,11 @@ class Runtime:
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
-        from hallouminate.wiki.journal import Journal
-
         # Temp files of writes a killed daemon left half-done: swept before any write, in a thread (one
-        # listing per recorded directory; a slow disk must not keep `ping` waiting).
+        # listing per recorded directory; a slow disk must not keep `ping` waiting); a move it left
+        # half-done is finished (wiki/redo.py).
         self._recovered = asyncio.get_running_loop().run_in_executor(
-            None, Journal(self._write_journal).recover
+            None, _recover_writes, self._write_journal
         )
         self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
@@ -286,6 +290,10 @@ class Runtime:
 
     async def _startup_catch_up(self) -> None:
         """Edits made while no daemon ran: catch up the baseline corpora and every repository served before."""
+        if self._recovered is not None:
+            # A move a killed daemon left half-done is finished first: the catch-up then indexes it whole.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovered)
         roots: list[Path | None] = [None, *await asyncio.to_thread(self._known.roots)]
         for root in roots:
             try:
@@ -702,14 +710,15 @@ class Runtime:
         return browse.list_corpora(await self._resolve(where))
 
     async def browse(
-        self, where: Where, op: str, args: CorpusArgs | ReadMarkdownArgs | BacklinksArgs
+        self, where: Where, op: str, args: CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs
     ) -> ListFilesResult | ListTreeResult | ReadMarkdownResult | BacklinksResult:
         """The filesystem read tools: no model or store needed, so they answer even while it loads."""
         from hallouminate import browse
 
         spec = corpus_for(await self._resolve(where), args.get("corpus"))
         if op == "list_files":
-            return await asyncio.to_thread(browse.list_files, spec)
+            since = cast(ListFilesArgs, args).get("changed_since")
+            return await asyncio.to_thread(browse.list_files, spec, since)
         if op == "list_tree":
             return await asyncio.to_thread(browse.list_tree, spec)
         # Each op's schema requires its path: the key tells the argument types apart.
@@ -778,33 +787,58 @@ class Runtime:
             async with self._write_lock:
                 outcome = await asyncio.to_thread(_write_files, op, spec, args, self._write_journal)
             result = outcome.result.copy()
-            try:
-                await self._store_ready(rebuild=False)
-                _, _, indexer = await self._engine()
-                with self._store_faults():
-                    report = await self._run_index(indexer.index_paths, spec, outcome.reindex)
-            # The files are written by now: report a failed re-index, do not fail the call (a retry of a
-            # create would then be refused as "exists").
-            except Exception as exc:
-                if not isinstance(exc, HallouminateError):
-                    log.exception("re-indexing after %s failed", op)
-                reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
-                result["warnings"].append(
-                    {
-                        "code": "reindex-failed",
-                        "message": f"the files were written but not re-indexed ({reason}); the watcher "
-                        "or the index tool will catch up",
-                    }
-                )
-            else:
-                self.counters["write_files_upserted"] += report["files_upserted"]
+            report = await self._reindex_written(spec, op, outcome.reindex, result["warnings"])
+            if report is not None:
                 result["reindexed"] = list(outcome.reindex)
                 if "deleted" not in result:  # an add_markdown result
                     result["chunks_written"] = report["chunks_written"]
-                for skipped in report.get("skipped", []):
-                    result["warnings"].append(
-                        {"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"}
-                    )
+        return result
+
+    async def _reindex_written(
+        self, spec: CorpusSpec, op: str, paths: list[str], warnings: list[WriteWarning]
+    ) -> IndexReport | None:
+        """Re-index the paths a write changed (the caller holds the corpus lock); None when it failed.
+
+        The files are written by now: a failed re-index is a warning, not a failed call (a retry of a
+        create would then be refused as "exists"), and so is a file the indexer skipped.
+        """
+        try:
+            await self._store_ready(rebuild=False)
+            _, _, indexer = await self._engine()
+            with self._store_faults():
+                report = await self._run_index(indexer.index_paths, spec, paths)
+        except Exception as exc:
+            if not isinstance(exc, HallouminateError):
+                log.exception("re-indexing after %s failed", op)
+            reason = exc.message if isinstance(exc, HallouminateError) else f"{type(exc).__name__}: {exc}"
+            warnings.append(
+                {
+                    "code": "reindex-failed",
+                    "message": f"the files were written but not re-indexed ({reason}); the watcher "
+                    "or the index tool will catch up",
+                }
+            )
+            return None
+        self.counters["write_files_upserted"] += report["files_upserted"]
+        for skipped in report.get("skipped", []):
+            warnings.append({"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"})
+        return report
+
+    async def move_markdown(self, where: Where, args: MoveMarkdownArgs) -> MoveMarkdownResult:
+        """``move_markdown`` (wiki/move.py), then a re-index of the old path (its rows go), the new one and
+        every page it rewrote, under the corpus lock as ``write``: a following ground sees the new path."""
+        spec = corpus_for(await self._resolve(where), args["corpus"])
+        if self._recovered is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._recovered)
+        async with self._lock(spec.store_key):
+            async with self._write_lock:
+                outcome = await asyncio.to_thread(_move_files, spec, args, self._write_journal)
+            result = outcome.result.copy()
+            report = await self._reindex_written(spec, "move_markdown", outcome.reindex, result["warnings"])
+            if report is not None:
+                result["reindexed"] = list(outcome.reindex)
+                result["chunks_written"] = report["chunks_written"]
         return result
 
     def status(self) -> RuntimeStatus:
@@ -864,6 +898,23 @@ def _write_files(
     if op == "delete_markdown" and "content" not in args:
         return delete_markdown(spec, args["path"], journal)
     raise Bug(f"unknown write operation {op!r}")
+
+
+def _move_files(spec: CorpusSpec, args: MoveMarkdownArgs, journal_dir: Path) -> MoveOutcome:
+    from hallouminate.wiki.journal import Journal
+    from hallouminate.wiki.move import move_markdown
+
+    return move_markdown(spec, args, Journal(journal_dir))
+
+
+def _recover_writes(journal_dir: Path) -> list[str]:
+    """At start-up, before any write: sweep the temp files a killed daemon left, then finish the moves
+    it left half-done (their redo records)."""
+    from hallouminate.wiki.journal import Journal
+    from hallouminate.wiki.redo import recover
+
+    journal = Journal(journal_dir)
+    return [*journal.recover(), *recover(journal)]
 
 
 def _rerank(reranker: CrossEncoder, query: str, passages: list[str]) -> list[float]:

@@ -22,6 +22,14 @@ class CorpusArgs(TypedDict):
 
 
 @final
+class ListFilesArgs(TypedDict):
+    """``list_files``: an optional corpus name; only files modified since (protocol/recency.py)."""
+
+    corpus: NotRequired[str]
+    changed_since: NotRequired[str]
+
+
+@final
 class GroundArgs(TypedDict):
     query: str
     corpus: NotRequired[str]
@@ -45,6 +53,7 @@ class GroundArgs(TypedDict):
     fields_not: NotRequired[dict[str, list[str]]]
     min_quality: NotRequired[float]
     include_low_quality: NotRequired[bool]
+    changed_since: NotRequired[str]
     rerank: NotRequired[bool]
     mmr: NotRequired[bool]
     mmr_lambda: NotRequired[float]
@@ -100,6 +109,10 @@ class AddMarkdownArgs(TypedDict):
     position: NotRequired[Literal["append", "prepend"]]
     replace_lines: NotRequired[LineRange]
     replace_match: NotRequired[str]
+
+
+# "from" is a Python keyword, hence the functional form.
+MoveMarkdownArgs = TypedDict("MoveMarkdownArgs", {"corpus": str, "from": str, "to": str})
 
 
 @final

@@ -145,6 +145,9 @@ NEGATION_MIN_CHARS = 3
 # category and topic: exact names (a path segment or a frontmatter value).
 CATEGORY_CHARS = Range("category", 1, 1024, "characters")
 TOPIC_CHARS = Range("topic", 1, 1024, "characters")
+# changed_since (ground, list_files): a date, a datetime or a duration (protocol/recency.py); 64 holds
+# any ISO datetime with a zone and its fraction of a second.
+CHANGED_SINCE_CHARS = Range("changed_since", 1, 64, "characters")
 # min_quality (a number): chunks whose index-time quality (0-1) is below it are not candidates; null
 # quality passes. Default 0.3 (GrooveSeek's; ADR 0029 measured what it leaves out).
 MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)

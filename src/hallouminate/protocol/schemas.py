@@ -11,6 +11,7 @@ from typing import Any
 
 from hallouminate.protocol.limits import (
     CATEGORY_CHARS,
+    CHANGED_SINCE_CHARS,
     CHUNKS_PER_FILE,
     CONTENT_CHARS,
     CORPUS_NAME_CHARS,
@@ -118,6 +119,13 @@ _FILTER_PROPS: dict[str, Any] = {
     "include_low_quality": {
         "type": "boolean",
         "description": "true: min_quality 0, low-quality chunks (stubs, link lists) are candidates too.",
+    },
+    "changed_since": {
+        "type": "string",
+        **CHANGED_SINCE_CHARS.length_schema(),
+        "description": "Only files modified (file mtime) at or after this: an ISO date (2026-11-30, "
+        "midnight UTC), an ISO datetime (2026-11-30T09:00:00Z; no zone = UTC) or a duration back from now "
+        "(12h, 7d, 2w). Needs no frontmatter date.",
     },
 }
 # How the query's own syntax reads (ranked mode; docs/search.md, "Query syntax").
@@ -395,6 +403,8 @@ GROUND_RESULT: dict[str, Any] = {
                 "include_low_quality": {"type": "boolean"},
                 "excluded_terms": {"type": "array", "items": {"type": "string"}},
                 "phrases": {"type": "array", "items": {"type": "string"}},
+                "changed_since": {"type": "string"},
+                "changed_since_utc": {"type": "string"},
             },
         },
         # True when no hit is a strong match (with a weak-match warning); phrase mode: nothing matched.
@@ -577,7 +587,14 @@ _DEFAULT_CORPUS = "Corpus name. Omit to use the wiki of the repository containin
 ARGS.update(
     {
         "list_corpora": {"type": "object", "properties": {}, "additionalProperties": False},
-        "list_files": _corpus_only(_DEFAULT_CORPUS),
+        "list_files": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "changed_since": _FILTER_PROPS["changed_since"],
+            },
+            "additionalProperties": False,
+        },
         "list_tree": _corpus_only(_DEFAULT_CORPUS),
         "corpus_stats": _corpus_only(_DEFAULT_CORPUS),
         "list_topics": _corpus_only(_DEFAULT_CORPUS),
@@ -701,7 +718,15 @@ RESULTS: dict[str, dict[str, Any]] = {
     },
     "list_files": {
         "type": "object",
-        "properties": {"corpus": {"type": "string"}, "files": {"type": "array", "items": _FILE}},
+        "properties": {
+            "corpus": {"type": "string"},
+            "files": {"type": "array", "items": _FILE},
+            "filter_applied": {
+                "type": "object",
+                "properties": {"changed_since": {"type": "string"}, "changed_since_utc": {"type": "string"}},
+                "required": ["changed_since", "changed_since_utc"],
+            },
+        },
         "required": ["corpus", "files"],
     },
     "list_tree": {
@@ -1055,4 +1080,57 @@ RESULTS["get_connection_graph"] = {
         },
     },
     "required": ["start_path", "truncated", "truncation", "nodes", "stats", "clamped"],
+}
+
+# -- move_markdown (wiki/move.py; docs/tools/move_markdown.md) ---------------------------------------------
+ARGS["move_markdown"] = {
+    "type": "object",
+    "properties": {
+        "corpus": _WRITE_CORPUS,
+        "from": {
+            **PATH_PROP,
+            "description": 'Corpus-relative path of the page to move, e.g. "guides/setup.md".',
+        },
+        "to": {
+            **PATH_PROP,
+            "description": "Its new corpus-relative path (must not exist; .md in a wiki). Missing directories "
+            "are created.",
+        },
+    },
+    "required": ["corpus", "from", "to"],
+    "additionalProperties": False,
+}
+RESULTS["move_markdown"] = {
+    "type": "object",
+    "properties": {
+        "corpus": {"type": "string"},
+        "from": {"type": "string"},
+        "to": {"type": "string"},
+        "absolute_path": {"type": "string"},
+        "rewritten": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "links": {"type": "integer", "minimum": 1}},
+                "required": ["path", "links"],
+            },
+        },
+        "links_rewritten": {"type": "integer", "minimum": 0},
+        "index_files": _INDEX_FILES,
+        "reindexed": _REINDEXED,
+        "chunks_written": {"type": "integer"},
+        "warnings": _WRITE_WARNINGS,
+    },
+    "required": [
+        "corpus",
+        "from",
+        "to",
+        "absolute_path",
+        "rewritten",
+        "links_rewritten",
+        "index_files",
+        "reindexed",
+        "chunks_written",
+        "warnings",
+    ],
 }

@@ -10,6 +10,7 @@ from hallouminate.render.browse import (
 )
 from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
+from hallouminate.render.move import render_move
 from hallouminate.render.outline import render_ground
 from hallouminate.render.topics import render_topics
 from hallouminate.render.writes import render_delete, render_write
@@ -22,6 +23,7 @@ __all__ = [
     "render_graph",
     "render_ground",
     "render_index",
+    "render_move",
     "render_read",
     "render_stats",
     "render_topics",

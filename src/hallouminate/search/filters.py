@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from hallouminate.analysis import TokenFinder, analyze
 from hallouminate.errors import InvalidArgument
-from hallouminate.protocol import limits
+from hallouminate.protocol import limits, recency
 from hallouminate.protocol.results import FilterApplied, GroundWarning
 
 # The names ``ground`` takes (MCP and the daemon's ``GroundArgs``).
@@ -37,6 +37,7 @@ PARAMS = (
     "fields_not",
     "min_quality",
     "include_low_quality",
+    "changed_since",
 )
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # A whitespace-delimited group: a quoted phrase (quotes kept to tell it apart) or a run of non-space.
@@ -268,6 +269,9 @@ class Eligibility:
     # What the caller set (for ``filter_applied``): the default quality floor is not echoed.
     quality_set: bool = False
     include_low_quality: bool = False
+    # changed_since as the caller wrote it, and the instant it names (file mtime, ns; protocol/recency.py).
+    changed_since: str | None = None
+    changed_since_ns: int | None = None
     excluded: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
     _includes: tuple[re.Pattern[str], ...] = field(default=(), compare=False, repr=False)
@@ -307,6 +311,8 @@ class Eligibility:
             )
         tags_any = () if got["tags_any"] is None else _strings("tags_any", got["tags_any"])
         tags_all = () if got["tags_all"] is None else _strings("tags_all", got["tags_all"])
+        since = got["changed_since"]
+        since_ns = None if since is None else recency.since_ns(since)
         return cls(
             category=_text("category", got["category"]),
             topic=_text("topic", got["topic"]),
@@ -320,6 +326,8 @@ class Eligibility:
             min_quality=0.0 if low else float(quality if quality is not None else limits.MIN_QUALITY_DEFAULT),
             quality_set=quality is not None,
             include_low_quality=bool(low),
+            changed_since=since,
+            changed_since_ns=since_ns,
             excluded=syntax.excluded if syntax else (),
             phrases=syntax.phrases if syntax else (),
             _includes=tuple(_glob_regex(g) for g in globs if not g.startswith("!")),
@@ -339,6 +347,7 @@ class Eligibility:
             or self.date_to
             or self.fields
             or self.fields_not
+            or self.changed_since_ns is not None
         )
 
     @property
@@ -348,6 +357,25 @@ class Eligibility:
     @functools.cached_property
     def page_key(self) -> str:
         """The page rules' identity: the reader caches a corpus's page mask under it until a commit."""
+        return repr(
+            (
+                self.category,
+                self.topic,
+                self.path_globs,
+                sorted(self.tags_any),
+                sorted(self.tags_all),
+                self.date_from,
+                self.date_to,
+                [(k, sorted(v)) for k, v in self.fields],
+                [(k, sorted(v)) for k, v in self.fields_not],
+                self.changed_since_ns,
+            )
+        )
+
+    @functools.cached_property
+    def rules_key(self) -> str:
+        """The path and frontmatter rules' identity alone: a duration's instant moves with each request,
+        and the rules' own mask (one call per page) is kept across those."""
         return repr(
             (
                 self.category,
@@ -395,8 +423,13 @@ class Eligibility:
             return False
         return not any(finder.held(text) & want == want for finder, want in self._finders)
 
+    def mtime_passes(self, mtime_ns: int | None) -> bool:
+        """The file was modified at or after ``changed_since`` (no such filter: every file passes)."""
+        return self.changed_since_ns is None or (mtime_ns is not None and mtime_ns >= self.changed_since_ns)
+
     def page_passes(self, path: str, fields: str | None) -> bool:
-        """The page rules on one page: its path and its frontmatter (the ``fields`` column's JSON)."""
+        """The path and frontmatter rules on one page (the ``fields`` column's JSON); the file's mtime
+        (``changed_since``) is asked apart, by ``mtime_passes``, over a column."""
         front = _frontmatter(fields)
         if self.category or self.topic:
             category, topic = category_topic(path, front)
@@ -448,6 +481,9 @@ class Eligibility:
             out["min_quality"] = self.min_quality
         if self.include_low_quality:
             out["include_low_quality"] = True
+        if self.changed_since is not None and self.changed_since_ns is not None:
+            out["changed_since"] = self.changed_since
+            out["changed_since_utc"] = recency.iso_utc(self.changed_since_ns)
         if self.excluded:
             out["excluded_terms"] = list(self.excluded)
         if self.phrases:

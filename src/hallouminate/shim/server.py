@@ -38,6 +38,7 @@ from hallouminate.render import (
     render_graph,
     render_ground,
     render_index,
+    render_move,
     render_read,
     render_stats,
     render_topics,
@@ -63,8 +64,9 @@ filters take), `get_connection_graph` to follow related pages from a hit (simila
 `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
-`read_markdown` before overwriting it) and remove pages with `delete_markdown`; both need an explicit \
-`corpus`, and search sees the change at once.
+`read_markdown` before overwriting it), rename them with `move_markdown` (every link to the page is \
+rewritten) and remove pages with `delete_markdown`; all need an explicit `corpus`, and search sees the \
+change at once.
 
 Every call needs `cwd`: the absolute path of the checkout you are working in. It selects the repository, \
 its configuration and its wiki.
@@ -89,6 +91,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "get_connection_graph": render_graph,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
+    "move_markdown": render_move,
 }
 
 

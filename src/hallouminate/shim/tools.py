@@ -190,5 +190,20 @@ TOOLS: dict[str, ToolSpec] = {
             idempotent=False,
             destructive=True,
         ),
+        ToolSpec(
+            name="move_markdown",
+            op="move_markdown",
+            description=(
+                "Rename a page of a corpus (explicit `corpus`; its first root) from `from` to `to`, "
+                "atomically, and rewrite every [[wikilink]] (by path or bare stem; aliases and #headings "
+                "kept) and relative Markdown link (anchors kept) that pointed at it, in every page, plus "
+                "the moved page's own relative links. In a repository wiki the old and new `index.md` "
+                "link lists are updated. Re-indexed at once: a following `ground` finds the new path, not "
+                "the old. Refused if `to` exists or `from` does not. Reports the files rewritten."
+            ),
+            read_only=False,
+            idempotent=False,
+            destructive=True,
+        ),
     )
 }

@@ -47,9 +47,16 @@ class Pages:
             fields = (
                 rows["fields"].take(pa.array(first)).to_pylist() if "fields" in rows.column_names else None
             )
+            # Each page's file mtime (the same on every row of the page), for changed_since.
+            mtimes = (
+                rows["file_mtime_ns"].take(pa.array(first)).to_numpy(zero_copy_only=False).astype(np.int64)
+                if "file_mtime_ns" in rows.column_names
+                else None
+            )
         else:
-            fields = None
+            fields = mtimes = None
         self.fields: list[str | None] = fields if fields is not None else [None] * len(self.paths)
+        self.mtimes: np.ndarray | None = mtimes
         self.masks: dict[str, np.ndarray] = {}
         self.scopes: dict[str, tuple[list[str] | None, list[str]]] = {}
         self.numbers: dict[str, frozenset[int]] = {}
@@ -59,13 +66,26 @@ class Pages:
         key = eligible.page_key
         mask = self.masks.get(key)
         if mask is None:
-            mask = np.fromiter(
-                (eligible.page_passes(p, f) for p, f in zip(self.paths, self.fields, strict=True)),
-                dtype=bool,
-                count=len(self.paths),
-            )
+            # The path and frontmatter rules ask each page once per filter; changed_since (whose instant
+            # moves with each request for a duration) is one compare over the pages' mtimes on top.
+            rules_key = "rules:" + eligible.rules_key
+            rules = self.masks.get(rules_key)
+            if rules is None:
+                rules = np.fromiter(
+                    (eligible.page_passes(p, f) for p, f in zip(self.paths, self.fields, strict=True)),
+                    dtype=bool,
+                    count=len(self.paths),
+                )
+            since = eligible.changed_since_ns
+            if since is None:
+                mask = rules
+            elif self.mtimes is None:
+                mask = np.zeros(len(self.paths), dtype=bool)
+            else:
+                mask = rules & (self.mtimes >= since)
             if len(self.masks) >= MASKS_KEPT:
                 self.masks.clear()
+            self.masks[rules_key] = rules
             self.masks[key] = mask
         return mask
 

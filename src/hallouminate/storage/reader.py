@@ -495,7 +495,10 @@ class AsyncReader:
                     and _quality_passes(by_id[i], eligible.min_quality)
                     and (
                         not eligible.filters_pages
-                        or eligible.page_passes(by_id[i]["path"], by_id[i]["fields"])
+                        or (
+                            eligible.page_passes(by_id[i]["path"], by_id[i]["fields"])
+                            and eligible.mtime_passes(by_id[i].get("file_mtime_ns"))
+                        )
                     )
                 ]
             if eligible.filters_texts:
@@ -505,14 +508,15 @@ class AsyncReader:
             fetch *= 4
 
     async def _pages(self, table: Any, corpus: str) -> eligibility.Pages:
-        """A corpus's pages past the in-memory bound (its path and frontmatter columns), until a commit."""
+        """A corpus's pages past the in-memory bound (its path, frontmatter and mtime columns), until a
+        commit."""
         pages = self._pages_cache.get(corpus)
         if pages is None:
             generation = self._generation
             rows = (
                 await table.query()
                 .where(f"corpus = {sql.literal(corpus)}")
-                .select(["path", "fields"])
+                .select(["path", "fields", "file_mtime_ns"])
                 .to_arrow()
             )
             pages = eligibility.Pages(rows)
