@@ -20,10 +20,12 @@ from hallouminate.protocol.arguments import (
     ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
+    GetDocumentArgs,
     GroundArgs,
     ListFilesArgs,
     MoveMarkdownArgs,
     ReadMarkdownArgs,
+    ReadResourceArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -33,6 +35,7 @@ from hallouminate.protocol.results import (
     ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
+    GetDocumentResult,
     GroundResult,
     IndexResult,
     ListCorporaResult,
@@ -44,6 +47,8 @@ from hallouminate.protocol.results import (
     PingResult,
     ProgressEvent,
     ReadMarkdownResult,
+    ReadResourceResult,
+    ResourceGroupsResult,
     ShutdownResult,
     StatusResult,
 )
@@ -104,6 +109,9 @@ class Dispatcher:
             "add_markdown": self.write,
             "delete_markdown": self.write,
             "move_markdown": self.move_markdown,
+            "get_document": self.get_document,
+            "resource_groups": self.resource_groups,
+            "read_resource": self.read_resource,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -192,6 +200,17 @@ class Dispatcher:
 
     async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
         return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
+
+    async def get_document(self, request: Request, emit: Emit | None) -> GetDocumentResult:
+        return await self.runtime.get_document(await _where(request), cast(GetDocumentArgs, request.args))
+
+    async def resource_groups(self, request: Request, emit: Emit | None) -> ResourceGroupsResult:
+        return await self.runtime.resource_groups(await _where(request))
+
+    async def read_resource(self, request: Request, emit: Emit | None) -> ReadResourceResult:
+        return await self.runtime.read_resource(
+            await _where(request), cast(ReadResourceArgs, request.args)["uri"]
+        )
 
 
 async def _where(request: Request) -> Where:

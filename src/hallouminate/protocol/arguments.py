@@ -119,3 +119,16 @@ MoveMarkdownArgs = TypedDict("MoveMarkdownArgs", {"corpus": str, "from": str, "t
 class DeleteMarkdownArgs(TypedDict):
     corpus: str
     path: str
+
+
+@final
+class GetDocumentArgs(TypedDict):
+    corpus: NotRequired[str]
+    path: str
+
+
+@final
+class ReadResourceArgs(TypedDict):
+    """``read_resource``: a ``kb://`` URI (``resource_groups`` takes ``NoArgs``)."""
+
+    uri: str

@@ -133,6 +133,15 @@ REPLACE_MATCH_CHARS = Range("replace_match", 1, PAGE_MAX_BYTES, "characters")
 REPLACE_LINE = Range("replace_lines", 1, PAGE_MAX_BYTES)
 UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")
 
+# -- documents (get_document, the kb:// resources) --------------------------------------------------------
+# A Markdown or text document larger than this is refused by get_document and not offered as a resource; a
+# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0035-kb-resources.md).
+DOCUMENT_TEXT_MAX_BYTES = 1024 * 1024
+# A binary document (a PDF) larger than this on disk is never read for get_document or a resource.
+DOCUMENT_BINARY_MAX_BYTES = 50 * 1024 * 1024
+# A kb:// URI names a path, each byte of which may be percent-encoded (three characters).
+KB_URI_CHARS = Range("uri", 1, len("kb://topic/") + 3 * PATH_MAX_BYTES, "characters")
+
 # -- ground's filters (search/filters.py) ---------------------------------------------------------------
 # Each list a filter takes (path_globs, tags_any, tags_all, each key of fields / fields_not): at most this
 # many items of at most this many bytes (GrooveSeek's bounds on fields, applied to every list alike).

@@ -120,6 +120,9 @@ class ChunkedDoc(TypedDict):
     keywords: NotRequired[list[str]]
     stale: bool
     chunks: list[GroundChunk]
+    # Ranked mode: kb://doc/<path> when the document is on offer as a resource (sandbox.formats.offered),
+    # for the scope's default corpus only (docs/mcp.md#resources).
+    uri: NotRequired[str]
 
 
 @final
@@ -415,6 +418,51 @@ class ReadMarkdownResult(TypedDict):
     pages: NotRequired[int]
 
 
+class GetDocumentResult(TypedDict):
+    """``get_document``: GrooveSeek's keys (path .. truncated), then ours."""
+
+    path: str
+    # The frontmatter title; else the first "# " heading; else the file name without its extension.
+    title: str
+    # The frontmatter date as written (null without one); topic as search's filters derive it.
+    date: str | None
+    topic: str | None
+    tags: list[str]
+    content: str
+    # A PDF's extracted text cut at 1 MiB.
+    truncated: bool
+    corpus: str
+    category: str | None
+    format: Literal["markdown", "text", "json", "pdf"]
+    # The file's size on disk.
+    bytes: int
+    # kb://doc/<path>, when the document is on offer as a resource (docs/mcp.md#resources).
+    uri: NotRequired[str]
+
+
+class ResourceGroup(TypedDict):
+    """A topic group of ``resource_groups``: a path's first one or two directories ("" the root)."""
+
+    prefix: str
+    name: str
+    uri: str
+    description: str
+    documents: int
+
+
+class ResourceGroupsResult(TypedDict):
+    # The corpus the resources serve (the scope's default corpus), or null: no resources here.
+    corpus: str | None
+    groups: list[ResourceGroup]
+
+
+class ReadResourceResult(TypedDict):
+    uri: str
+    mime_type: Literal["text/markdown", "text/plain"]
+    text: str
+    truncated: bool
+
+
 class CorpusStatsResult(TypedDict):
     corpus: str
     indexed_files: int
@@ -622,6 +670,9 @@ OpResult = (
     | ListFilesResult
     | ListTreeResult
     | ReadMarkdownResult
+    | GetDocumentResult
+    | ResourceGroupsResult
+    | ReadResourceResult
     | CorpusStatsResult
     | ListTopicsResult
     | BacklinksResult

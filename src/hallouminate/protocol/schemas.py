@@ -26,6 +26,7 @@ from hallouminate.protocol.limits import (
     GRAPH_MAX_NODES,
     GRAPH_MAX_SEED_CHUNKS,
     GRAPH_MIN_SIMILARITY,
+    KB_URI_CHARS,
     LIMIT,
     MIN_QUALITY,
     MIN_QUALITY_DEFAULT,
@@ -322,6 +323,8 @@ GROUND_RESULT: dict[str, Any] = {
                     "summary": {"type": "string"},
                     "keywords": {"type": "array", "items": {"type": "string"}},
                     "stale": {"type": "boolean"},
+                    # Ranked mode: kb://doc/<path> when the document is on offer as a resource.
+                    "uri": {"type": "string"},
                     "chunks": {
                         "type": "array",
                         "items": {
@@ -1133,4 +1136,95 @@ RESULTS["move_markdown"] = {
         "chunks_written",
         "warnings",
     ],
+}
+# -- documents and the kb:// resources (get_document, resource_groups, read_resource) ----------------------
+ARGS.update(
+    {
+        "get_document": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "path": {
+                    **PATH_PROP,
+                    "description": "The document's path exactly as `ground` returns it (corpus-relative, "
+                    "'/'-separated, same case), e.g. \"guides/setup.md\". Any other spelling is not found.",
+                },
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        "resource_groups": {"type": "object", "properties": {}, "additionalProperties": False},
+        "read_resource": {
+            "type": "object",
+            "properties": {"uri": {"type": "string", **KB_URI_CHARS.length_schema()}},
+            "required": ["uri"],
+            "additionalProperties": False,
+        },
+    }
+)
+
+RESULTS["get_document"] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "title": {"type": "string"},
+        "date": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "tags": _STRINGS,
+        "content": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "corpus": {"type": "string"},
+        "category": _STR_OR_NULL,
+        "format": {"type": "string", "enum": ["markdown", "text", "json", "pdf"]},
+        "bytes": {"type": "integer"},
+        "uri": {"type": "string"},
+    },
+    "required": [
+        "path",
+        "title",
+        "date",
+        "topic",
+        "tags",
+        "content",
+        "truncated",
+        "corpus",
+        "category",
+        "format",
+        "bytes",
+    ],
+}
+
+# Results of the operations behind the MCP resources (no tool publishes them; shim/resources.py reads them).
+RESOURCE_RESULTS: dict[str, dict[str, Any]] = {
+    "resource_groups": {
+        "type": "object",
+        "properties": {
+            "corpus": _STR_OR_NULL,
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "prefix": {"type": "string"},
+                        "name": {"type": "string"},
+                        "uri": {"type": "string"},
+                        "description": {"type": "string"},
+                        "documents": {"type": "integer"},
+                    },
+                    "required": ["prefix", "name", "uri", "description", "documents"],
+                },
+            },
+        },
+        "required": ["corpus", "groups"],
+    },
+    "read_resource": {
+        "type": "object",
+        "properties": {
+            "uri": {"type": "string"},
+            "mime_type": {"type": "string", "enum": ["text/markdown", "text/plain"]},
+            "text": {"type": "string"},
+            "truncated": {"type": "boolean"},
+        },
+        "required": ["uri", "mime_type", "text", "truncated"],
+    },
 }

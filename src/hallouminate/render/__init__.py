@@ -8,6 +8,7 @@ from hallouminate.render.browse import (
     render_stats,
     render_tree,
 )
+from hallouminate.render.document import render_document
 from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
 from hallouminate.render.move import render_move
@@ -19,6 +20,7 @@ __all__ = [
     "render_backlinks",
     "render_corpora",
     "render_delete",
+    "render_document",
     "render_files",
     "render_graph",
     "render_ground",

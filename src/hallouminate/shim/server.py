@@ -34,6 +34,7 @@ from hallouminate.render import (
     render_backlinks,
     render_corpora,
     render_delete,
+    render_document,
     render_files,
     render_graph,
     render_ground,
@@ -47,6 +48,7 @@ from hallouminate.render import (
 )
 from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.prompts import prompt_handlers
+from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -92,6 +94,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "add_markdown": render_write,
     "delete_markdown": render_delete,
     "move_markdown": render_move,
+    "get_document": render_document,
 }
 
 
@@ -185,8 +188,11 @@ class McpProgress:
             await self._task
 
 
-def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
+def build_server(socket: Path | None = None, cwd: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     link = DaemonLink(socket)
+    # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
+    # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
+    resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -245,6 +251,7 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
         on_call_tool=call_tool,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        **resources.handlers(),
     )
     return server, link
 

@@ -113,6 +113,20 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
         ),
         ToolSpec(
+            name="get_document",
+            op="get_document",
+            description=(
+                "One indexed document, whole, with its metadata: {path, title, date, topic, tags, content, "
+                "truncated} (+ corpus, category, format, bytes, and uri when it is a kb:// resource). "
+                "`path` must be spelled exactly as `ground` returns it (corpus-relative, '/'-separated, "
+                "same case): any other spelling is not found, and a malformed one (absolute, '..', '.', "
+                "'//', a backslash, a control character) is refused. Markdown and text over 1 MiB are "
+                "refused; a PDF's extracted text is cut at 1 MiB (truncated: true). Symlinks and hard links "
+                "are refused. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="corpus_stats",
             op="corpus_stats",
             description=(
