@@ -164,6 +164,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "delete_markdown": {"corpus": WIKI, "path": "overview.md"},
     "move_markdown": {"corpus": WIKI, "from": "overview.md", "to": "moved.md"},
     "get_document": {"path": "overview.md"},
+    "get_connection_graph": {"start": "overview.md"},
 }
 
 
