@@ -135,7 +135,7 @@ UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")
 
 # -- documents (get_document, the kb:// resources) --------------------------------------------------------
 # A Markdown or text document larger than this is refused by get_document and not offered as a resource; a
-# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0035-kb-resources.md).
+# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0037-kb-resources.md).
 DOCUMENT_TEXT_MAX_BYTES = 1024 * 1024
 # A binary document (a PDF) larger than this on disk is never read for get_document or a resource.
 DOCUMENT_BINARY_MAX_BYTES = 50 * 1024 * 1024

@@ -1,5 +1,5 @@
 """``get_connection_graph``: a breadth-first walk from a page over its chunks' vector neighbours and its
-explicit links (domain; docs/tools/get_connection_graph.md, docs/adr/0034-connection-graph.md).
+explicit links (domain; docs/tools/get_connection_graph.md, docs/adr/0038-connection-graph.md).
 
 The start page's chunks (at most ``max_seed_chunks``, by ordinal) seed the walk: each is a query
 (``all_chunks``, a neighbour scoring its best seed) or their mean is one (``centroid``). Each level asks the
