@@ -1,4 +1,4 @@
-"""What moving a renamed page's rows saves, against re-embedding it (ADR 0034).
+"""What moving a renamed page's rows saves, against re-embedding it (ADR 0039).
 
 Indexes a copy of the eval wiki (35 pages) in a temp store with the real model, then, ``--repeat`` times:
 

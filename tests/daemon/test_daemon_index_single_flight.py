@@ -1,6 +1,6 @@
 """`index` is single-flight per corpus: a client's call while another client's index of the corpus runs is
 refused (-32602, `Conflict`, naming how long the running one has been going) unless it asks to `wait`;
-`force` rebuilds every file; a forced rebuild killed half-way leaves every file indexed (ADR 0034).
+`force` rebuilds every file; a forced rebuild killed half-way leaves every file indexed (ADR 0039).
 
 The running index is held at a progress report (``testing_hooks.index_pause_point``) until the test lets
 it go, and each test checks in `status` that it was still going when the second call was answered: the

@@ -18,7 +18,7 @@ import pytest
 
 from hallouminate.protocol import arguments as a
 from hallouminate.protocol import results as r
-from hallouminate.protocol.schemas import ARGS, RESULTS
+from hallouminate.protocol.schemas import ARGS, RESOURCE_RESULTS, RESULTS
 from hallouminate.shim.tools import TOOLS
 
 # Every operation that publishes an output schema, with its result type.
@@ -33,9 +33,16 @@ RESULT_TYPES: dict[str, Any] = {
     "corpus_stats": r.CorpusStatsResult,
     "list_topics": r.ListTopicsResult,
     "backlinks": r.BacklinksResult,
+    "get_connection_graph": r.ConnectionGraphResult,
     "add_markdown": r.AddMarkdownResult,
     "delete_markdown": r.DeleteMarkdownResult,
     "move_markdown": r.MoveMarkdownResult,
+    "get_document": r.GetDocumentResult,
+}
+# Operations no tool publishes (the shim's MCP resources call them), with their result type.
+OP_RESULT_TYPES: dict[str, Any] = {
+    "resource_groups": r.ResourceGroupsResult,
+    "read_resource": r.ReadResourceResult,
 }
 # Every operation's arguments, as the daemon reads them once checked.
 ARG_TYPES: dict[str, Any] = {
@@ -52,9 +59,13 @@ ARG_TYPES: dict[str, Any] = {
     "ground": a.GroundArgs,
     "read_markdown": a.ReadMarkdownArgs,
     "backlinks": a.BacklinksArgs,
+    "get_connection_graph": a.ConnectionGraphArgs,
     "add_markdown": a.AddMarkdownArgs,
     "delete_markdown": a.DeleteMarkdownArgs,
     "move_markdown": a.MoveMarkdownArgs,
+    "get_document": a.GetDocumentArgs,
+    "resource_groups": a.NoArgs,
+    "read_resource": a.ReadResourceArgs,
 }
 _SCALARS = {str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
@@ -200,12 +211,13 @@ class _Walk:
 # -- the tests -----------------------------------------------------------------------------------------------
 def test_every_published_result_has_its_type() -> None:
     assert set(RESULTS) == set(RESULT_TYPES)
+    assert set(RESOURCE_RESULTS) == set(OP_RESULT_TYPES)
     assert {spec.op for spec in TOOLS.values() if spec.output_schema is not None} == set(RESULT_TYPES)
 
 
-@pytest.mark.parametrize("op", sorted(RESULT_TYPES))
+@pytest.mark.parametrize("op", sorted({**RESULT_TYPES, **OP_RESULT_TYPES}))
 def test_the_full_schema_is_the_result_type(op: str) -> None:
-    assert differences(RESULT_TYPES[op], RESULTS[op], op) == []
+    assert differences({**RESULT_TYPES, **OP_RESULT_TYPES}[op], {**RESULTS, **RESOURCE_RESULTS}[op], op) == []
 
 
 @pytest.mark.parametrize("op", sorted(RESULT_TYPES))

@@ -96,10 +96,12 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         ("list_files", {"corpus": wiki}),
         ("list_tree", {"corpus": wiki}),
         ("read_markdown", {"corpus": wiki, "path": "architecture.md"}),
+        ("get_document", {"corpus": wiki, "path": "architecture.md"}),
         ("corpus_stats", {"corpus": wiki}),
         ("list_topics", {"corpus": wiki}),
         ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
         ("get_best_practice", {"target": "architecture"}),
+        ("get_connection_graph", {"corpus": wiki, "start": "architecture.md"}),
         ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
         ("move_markdown", {"corpus": wiki, "from": "notes/ts.md", "to": "notes/ts-moved.md"}),
         ("list_files", {"corpus": wiki, "changed_since": "1d"}),
@@ -116,6 +118,39 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         assert result["isError"] is False and isinstance(result["structuredContent"], dict), name
         assert result["content"][0]["type"] == "text", name
     assert session.result(1)["structuredContent"]["docs"][0]["path"] == "architecture.md"
+
+
+def test_the_typescript_client_lists_and_reads_the_kb_resources(sandbox: Sandbox) -> None:
+    """The default face's kb:// resources (the wiki of the directory serve starts in) through the SDK's
+    listResources / listResourceTemplates / readResource, which check each answer's shape."""
+    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    requests: list[dict[str, object]] = [
+        {"method": "tools/call", "params": {"name": "index", "arguments": {"cwd": str(repo)}}},
+        {"method": "resources/list"},
+        {"method": "resources/templates/list"},
+        {"method": "resources/read", "params": {"uri": "kb://topic/guides"}},
+        {"method": "resources/read", "params": {"uri": "kb://doc/architecture.md"}},
+        {"method": "resources/read", "params": {"uri": "kb://doc/Architecture.md"}},
+    ]
+    session = ts_session(sandbox, requests, cwd=repo)
+    listed = {r["name"]: (r["uri"], r["description"], r["mimeType"]) for r in session.result(1)["resources"]}
+    assert listed == {
+        "(root)": ("kb://topic/", "4 indexed document(s) under (root)", "text/markdown"),
+        "guides": ("kb://topic/guides", "1 indexed document(s) under guides", "text/markdown"),
+    }
+    assert [t["uriTemplate"] for t in session.result(2)["resourceTemplates"]] == ["kb://doc/{path}"]
+    assert session.result(3)["contents"][0]["text"] == (
+        "- `guides/getting-started.md` — kb://doc/guides/getting-started.md\n"
+    )
+    page = session.result(4)["contents"][0]
+    on_disk = (repo / ".hallouminate" / "wiki" / "architecture.md").read_text()
+    assert (page["uri"], page["mimeType"], page["text"]) == (
+        "kb://doc/architecture.md",
+        "text/markdown",
+        on_disk,
+    )
+    error = session.error(5)
+    assert error["code"] == -32602 and error["data"]["problem"] == "resource_not_found"
 
 
 def test_without_node_the_typescript_client_fails_saying_how_to_get_it(

@@ -66,10 +66,18 @@ def read_markdown(
             "bytes": len(data),
         }
         if file_format(path) == "pdf":
-            result["content"], result["pages"] = _pdf_text(data, path, line_numbers, max_bytes)
+            result["content"], result["pages"] = pdf_markdown(data, path, line_numbers)
+            size = len(result["content"].encode("utf-8"))
+            if size > max_bytes:
+                raise TooLarge(
+                    f"the text extracted from {path!r} is {size} bytes, more than the {max_bytes}-byte read "
+                    "limit; use `ground` (with group_by page) to find the pages you need",
+                    {"path": path, "limit": max_bytes},
+                )
             result["format"] = "pdf"
         else:
-            result["content"] = _decode(data, path, line_numbers)
+            text = decode_utf8(data, path)
+            result["content"] = _numbered(text) if line_numbers else text
         return result
     if directory is not None:
         raise directory
@@ -81,7 +89,8 @@ def read_markdown(
     raise not_found(spec.name, path, (rel for rel, _ in walk_corpus(spec)))
 
 
-def _decode(data: bytes, path: str, line_numbers: bool) -> str:
+def decode_utf8(data: bytes, path: str) -> str:
+    """``data`` as UTF-8 text; ``BadEncoding`` naming the first invalid byte otherwise."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -89,7 +98,7 @@ def _decode(data: bytes, path: str, line_numbers: bool) -> str:
             f"{path!r} is not UTF-8 text (invalid byte at offset {exc.start})",
             {"path": path, "offset": exc.start},
         ) from None
-    return _numbered(text) if line_numbers else text
+    return text
 
 
 def _numbered(text: str) -> str:
@@ -99,7 +108,7 @@ def _numbered(text: str) -> str:
     return "".join(f"{n}: {line}\n" for n, line in enumerate(lines, 1))
 
 
-def _pdf_text(data: bytes, path: str, line_numbers: bool, max_bytes: int) -> tuple[str, int]:
+def pdf_markdown(data: bytes, path: str, line_numbers: bool = False) -> tuple[str, int]:
     """The PDF's extracted text as Markdown, one ``## Page N`` section per page, and its page count.
 
     The text is pypdf's, as indexed (so ``ground`` hits can be found in it), not a faithful layout.
@@ -118,12 +127,4 @@ def _pdf_text(data: bytes, path: str, line_numbers: bool, max_bytes: int) -> tup
         else:
             body = _numbered(text) if line_numbers else text.rstrip("\n") + "\n"
         sections.append(f"## Page {number}\n\n{body}")
-    content = "\n".join(sections)
-    size = len(content.encode("utf-8"))
-    if size > max_bytes:
-        raise TooLarge(
-            f"the text extracted from {path!r} is {size} bytes, more than the {max_bytes}-byte read limit; "
-            "use `ground` (with group_by page) to find the pages you need",
-            {"path": path, "limit": max_bytes},
-        )
-    return content, len(texts)
+    return "\n".join(sections), len(texts)

@@ -520,8 +520,10 @@ def model_status(model_name: str | None, fmt: str) -> None:
 
 def _register_read_commands() -> None:
     from hallouminate.cli.config_commands import config_group, corpora, read
+    from hallouminate.cli.document_command import doc
     from hallouminate.cli.eval_command import eval_command
     from hallouminate.cli.file_commands import files, move
+    from hallouminate.cli.graph_command import graph_command
     from hallouminate.cli.status_command import status
     from hallouminate.cli.topics_command import topics
 
@@ -530,7 +532,9 @@ def _register_read_commands() -> None:
     cli.add_command(topics)
     cli.add_command(corpora)
     cli.add_command(read)
+    cli.add_command(doc)
     cli.add_command(eval_command)
+    cli.add_command(graph_command)
     cli.add_command(files)
     cli.add_command(move)
 

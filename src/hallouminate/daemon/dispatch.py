@@ -18,13 +18,16 @@ from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
     BestPracticeArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
+    GetDocumentArgs,
     GroundArgs,
     IndexArgs,
     ListFilesArgs,
     MoveMarkdownArgs,
     ReadMarkdownArgs,
+    ReadResourceArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -32,8 +35,10 @@ from hallouminate.protocol.results import (
     AddMarkdownResult,
     BacklinksResult,
     BestPracticeResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
+    GetDocumentResult,
     GroundResult,
     IndexResult,
     ListCorporaResult,
@@ -45,6 +50,8 @@ from hallouminate.protocol.results import (
     PingResult,
     ProgressEvent,
     ReadMarkdownResult,
+    ReadResourceResult,
+    ResourceGroupsResult,
     ShutdownResult,
     StatusResult,
 )
@@ -101,10 +108,14 @@ class Dispatcher:
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
             "get_best_practice": self.get_best_practice,
+            "get_connection_graph": self.connection_graph,
             "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
             "move_markdown": self.move_markdown,
+            "get_document": self.get_document,
+            "resource_groups": self.resource_groups,
+            "read_resource": self.read_resource,
         }
 
     async def handle(self, message: Any, emit: Emit) -> Answer:
@@ -180,6 +191,11 @@ class Dispatcher:
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
         )
 
+    async def connection_graph(self, request: Request, emit: Emit | None) -> ConnectionGraphResult:
+        return await self.runtime.connection_graph(
+            await _where(request), cast(ConnectionGraphArgs, request.args)
+        )
+
     async def list_topics(self, request: Request, emit: Emit | None) -> ListTopicsResult:
         return await self.runtime.list_topics(
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
@@ -191,6 +207,17 @@ class Dispatcher:
 
     async def move_markdown(self, request: Request, emit: Emit | None) -> MoveMarkdownResult:
         return await self.runtime.move_markdown(await _where(request), cast(MoveMarkdownArgs, request.args))
+
+    async def get_document(self, request: Request, emit: Emit | None) -> GetDocumentResult:
+        return await self.runtime.get_document(await _where(request), cast(GetDocumentArgs, request.args))
+
+    async def resource_groups(self, request: Request, emit: Emit | None) -> ResourceGroupsResult:
+        return await self.runtime.resource_groups(await _where(request))
+
+    async def read_resource(self, request: Request, emit: Emit | None) -> ReadResourceResult:
+        return await self.runtime.read_resource(
+            await _where(request), cast(ReadResourceArgs, request.args)["uri"]
+        )
 
 
 async def _where(request: Request) -> Where:

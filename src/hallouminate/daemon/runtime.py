@@ -43,6 +43,7 @@ from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
     BestPracticeArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
@@ -57,6 +58,7 @@ from hallouminate.protocol.results import (
     BackgroundWork,
     BacklinksResult,
     BestPracticeResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -78,7 +80,14 @@ if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
     from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
-    from hallouminate.protocol.results import GroundWarning
+    from hallouminate.ports import ChunkRow
+    from hallouminate.protocol.arguments import GetDocumentArgs
+    from hallouminate.protocol.results import (
+        GetDocumentResult,
+        GroundWarning,
+        ReadResourceResult,
+        ResourceGroupsResult,
+    )
     from hallouminate.search.rerank import RerankStage
     from hallouminate.search.topics import TopicsCache
     from hallouminate.storage import Store
@@ -156,7 +165,7 @@ class Runtime:
         self._runs: dict[str, _CorpusRun] = {}
         self._run_numbers = itertools.count()
         # Single flight: the client `index` calls in progress per corpus (store key), by when each began
-        # (monotonic). A second one is refused unless it asks to wait (ADR 0034); background runs are not
+        # (monotonic). A second one is refused unless it asks to wait (ADR 0039); background runs are not
         # here: a client never fails because of the daemon's own work, it follows it as before.
         self._client_indexes: dict[str, list[float]] = {}
         self._catch_up_failed: dict[str, float] = {}  # store key -> when its last catch-up failed
@@ -711,12 +720,38 @@ class Runtime:
                 mmr_same_doc_penalty=args.get("mmr_same_doc_penalty"),
                 parent=args.get("parent"),
                 count_tokens=embedder.count_tokens,  # parent's unit: the tokens chunks were cut in
+                uri_corpus=resolved.default_corpus,  # the kb:// resources' corpus (docs/mcp.md#resources)
             )
         if rerank_warning is not None:
             result["warnings"].append(rerank_warning)
         if indexing:
             result["warnings"] = search.with_indexing(result["warnings"], indexing)
         return result
+
+    async def connection_graph(self, where: Where, args: ConnectionGraphArgs) -> ConnectionGraphResult:
+        """``get_connection_graph`` over one corpus (search/graph.py): the reader's held vectors, and the
+        links of each page walked, read from disk in a worker thread."""
+        from hallouminate import browse, search
+
+        spec = corpus_for(await self._resolve(where), args.get("corpus"))
+        store, _, _ = await self._engine()
+        await self._store_ready(rebuild=False)
+        assert self._reader is not None
+        indexed: list[set[str]] = []  # the corpus's indexed pages, read once, when first asked
+
+        async def pages() -> set[str]:
+            if not indexed:
+                with self._store_faults():
+                    indexed.append(set(await asyncio.to_thread(store.file_states, spec.store_key)))
+            return indexed[0]
+
+        async def links(path: str) -> list[str]:
+            return await asyncio.to_thread(browse.page_links, spec, path, await pages())
+
+        with self._store_faults():
+            return await search.connection_graph(
+                self._reader, spec.store_key, args, corpus_name=spec.name, links=links, pages=pages
+            )
 
     async def list_corpora(self, where: Where) -> ListCorporaResult:
         from hallouminate import browse
@@ -794,6 +829,85 @@ class Runtime:
         if indexing is not None:
             result["indexing"] = indexing
         return result
+
+    # -- documents and the kb:// resources (browse/document.py, browse/resources.py) -----------------------
+    async def get_document(self, where: Where, args: GetDocumentArgs) -> GetDocumentResult:
+        from hallouminate.browse.document import check_document_name, read_document
+        from hallouminate.protocol.kb_uri import doc_uri
+        from hallouminate.sandbox import offered
+
+        resolved = await self._resolve(where)
+        spec = corpus_for(resolved, args.get("corpus"))
+        path = args["path"]
+        check_document_name(path)  # the string alone: before the index or the disk is asked anything
+        row = await self._indexed_row(spec, path)
+        document = await asyncio.to_thread(read_document, spec, path, row.get("fields"))
+        # Offered or not on the recorded size, as resources/list and the hits judge it.
+        if spec.name == resolved.default_corpus and offered(path, row.get("file_size")):
+            document["uri"] = doc_uri(path)
+        return document
+
+    async def resource_groups(self, where: Where) -> ResourceGroupsResult:
+        from hallouminate.browse.resources import groups
+
+        resolved = await self._resolve(where)
+        spec = _resource_corpus(resolved)
+        if spec is None:
+            return {"corpus": None, "groups": []}
+        return {"corpus": spec.name, "groups": groups(await self._indexed_sizes(spec))}
+
+    async def read_resource(self, where: Where, uri: str) -> ReadResourceResult:
+        from hallouminate.browse.document import check_document_name, read_document
+        from hallouminate.browse.resources import document_contents, resource_not_found, topic_listing
+        from hallouminate.protocol import kb_uri
+        from hallouminate.protocol.limits import DOCUMENT_TEXT_MAX_BYTES
+        from hallouminate.sandbox import offered
+
+        parsed = kb_uri.parse(uri)
+        if parsed is None:
+            raise resource_not_found(uri, "not a kb://doc/<path> or kb://topic/<prefix> URI")
+        resolved = await self._resolve(where)
+        spec = _resource_corpus(resolved)
+        if spec is None:
+            raise resource_not_found(uri, f"no default corpus is configured for {where.cwd}")
+        kind, path = parsed
+        if kind == "topic":
+            return topic_listing(uri, path, await self._indexed_sizes(spec))
+        try:
+            check_document_name(path)
+            row = await self._indexed_row(spec, path)
+            if not offered(path, row.get("file_size")):
+                raise resource_not_found(uri, "the document is larger than a read returns")
+            document = await asyncio.to_thread(read_document, spec, path, row.get("fields"))
+        except CallerError as exc:
+            # Every refusal of a read is MCP's resource_not_found; its reason says which rule refused.
+            if exc.data.get("problem") == "resource_not_found":
+                raise
+            raise resource_not_found(uri, exc.message) from None
+        return document_contents(uri, document, DOCUMENT_TEXT_MAX_BYTES)
+
+    async def _indexed_row(self, spec: CorpusSpec, path: str) -> ChunkRow:
+        """The first stored row of the indexed document ``path`` (exact spelling), or ``not_indexed``."""
+        from hallouminate.browse.document import not_indexed
+
+        await self._store_ready(rebuild=False)
+        # Starts the corpus's first catch-up if due; never waited for, but named in a miss.
+        indexing = spec.name in self._indexing([spec])
+        assert self._reader is not None
+        with self._store_faults():
+            rows = await self._reader.page_rows(spec.store_key, path)
+        if not rows:
+            raise not_indexed(spec.name, path, indexing=indexing)
+        return rows[0]
+
+    async def _indexed_sizes(self, spec: CorpusSpec) -> dict[str, int | None]:
+        """Every indexed path of ``spec`` with the file size recorded when it was indexed."""
+        await self._store_ready(rebuild=False)
+        store, _, _ = await self._engine()
+        self._indexing([spec])
+        with self._store_faults():
+            states = await asyncio.to_thread(store.file_states, spec.store_key)
+        return {path: state.size for path, state in states.items()}
 
     async def write(
         self, where: Where, op: str, args: AddMarkdownArgs | DeleteMarkdownArgs
@@ -950,6 +1064,13 @@ def _rerank(reranker: CrossEncoder, query: str, passages: list[str]) -> list[flo
 def _log_failed_sweep(done: asyncio.Future[list[str]]) -> None:
     if not done.cancelled() and done.exception() is not None:
         log.error("sweeping the temp files of interrupted writes failed", exc_info=done.exception())
+
+
+def _resource_corpus(resolved: Resolved) -> CorpusSpec | None:
+    """The corpus a scope's kb:// resources serve: its default corpus (the repository's wiki, or ``kb``
+    for a knowledge base), the one the read tools use without ``corpus``; None: no resources."""
+    name = resolved.default_corpus
+    return resolved.corpora.get(name) if name is not None else None
 
 
 def _no_corpora(cwd: Path) -> NotFound:

@@ -11,7 +11,7 @@ A Markdown file new to the store whose bytes are those of a Markdown file gone f
 rows move to the new path without re-embedding (nothing a Markdown chunk holds depends on its path), in
 the commit that deletes the old path's rows. A forced run (``force``) skips every shortcut: each file is
 read, chunked and embedded again, replacing its rows file by file, so a run killed half-way leaves every
-file wholly old or wholly new and nothing dropped (docs/adr/0034-index-single-flight.md).
+file wholly old or wholly new and nothing dropped (docs/adr/0039-index-single-flight.md).
 """
 
 from __future__ import annotations

@@ -93,6 +93,25 @@ class BacklinksArgs(TypedDict):
     path: str
 
 
+@final
+class ConnectionGraphArgs(TypedDict):
+    """``get_connection_graph``: out-of-range numbers are clamped by the engine (search/graph.py)."""
+
+    corpus: NotRequired[str]
+    start: str
+    depth: NotRequired[int]
+    fan_out: NotRequired[int]
+    min_similarity: NotRequired[float]
+    seed_strategy: NotRequired[Literal["all_chunks", "all-chunks", "centroid"]]
+    dedup_by_path: NotRequired[bool]
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    exclude_paths: NotRequired[list[str]]
+    max_nodes: NotRequired[int]
+    max_seed_chunks: NotRequired[int]
+    links: NotRequired[bool]
+
+
 class LineRange(TypedDict):
     start: int
     end: int
@@ -119,3 +138,16 @@ MoveMarkdownArgs = TypedDict("MoveMarkdownArgs", {"corpus": str, "from": str, "t
 class DeleteMarkdownArgs(TypedDict):
     corpus: str
     path: str
+
+
+@final
+class GetDocumentArgs(TypedDict):
+    corpus: NotRequired[str]
+    path: str
+
+
+@final
+class ReadResourceArgs(TypedDict):
+    """``read_resource``: a ``kb://`` URI (``resource_groups`` takes ``NoArgs``)."""
+
+    uri: str

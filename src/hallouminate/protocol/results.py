@@ -120,6 +120,9 @@ class ChunkedDoc(TypedDict):
     keywords: NotRequired[list[str]]
     stale: bool
     chunks: list[GroundChunk]
+    # Ranked mode: kb://doc/<path> when the document is on offer as a resource (sandbox.formats.offered),
+    # for the scope's default corpus only (docs/mcp.md#resources).
+    uri: NotRequired[str]
 
 
 @final
@@ -432,6 +435,51 @@ class ReadMarkdownResult(TypedDict):
     pages: NotRequired[int]
 
 
+class GetDocumentResult(TypedDict):
+    """``get_document``: GrooveSeek's keys (path .. truncated), then ours."""
+
+    path: str
+    # The frontmatter title; else the first "# " heading; else the file name without its extension.
+    title: str
+    # The frontmatter date as written (null without one); topic as search's filters derive it.
+    date: str | None
+    topic: str | None
+    tags: list[str]
+    content: str
+    # A PDF's extracted text cut at 1 MiB.
+    truncated: bool
+    corpus: str
+    category: str | None
+    format: Literal["markdown", "text", "json", "pdf"]
+    # The file's size on disk.
+    bytes: int
+    # kb://doc/<path>, when the document is on offer as a resource (docs/mcp.md#resources).
+    uri: NotRequired[str]
+
+
+class ResourceGroup(TypedDict):
+    """A topic group of ``resource_groups``: a path's first one or two directories ("" the root)."""
+
+    prefix: str
+    name: str
+    uri: str
+    description: str
+    documents: int
+
+
+class ResourceGroupsResult(TypedDict):
+    # The corpus the resources serve (the scope's default corpus), or null: no resources here.
+    corpus: str | None
+    groups: list[ResourceGroup]
+
+
+class ReadResourceResult(TypedDict):
+    uri: str
+    mime_type: Literal["text/markdown", "text/plain"]
+    text: str
+    truncated: bool
+
+
 class CorpusStatsResult(TypedDict):
     corpus: str
     indexed_files: int
@@ -451,6 +499,57 @@ class BacklinksResult(TypedDict):
     corpus: str
     path: str
     backlinks: list[str]
+
+
+# -- get_connection_graph (GrooveSeek's shape, + edge and clamped) ----------------------------------------
+
+
+class GraphNode(TypedDict):
+    node_id: int
+    # null: a child of the start page (which is not a node).
+    parent_id: int | None
+    depth: int
+    chunk_id: str
+    # Cosine similarity of the node's chunk to its parent's (the start's seeds: the best of them).
+    score: float
+    path: str
+    heading: str | None
+    title: str | None
+    topic: str | None
+    snippet: str
+    # How the node was reached: vector similarity, or an explicit link of its parent's page.
+    edge: Literal["similar", "link"]
+
+
+class GraphTruncation(TypedDict):
+    reason: Literal["seed_chunks", "node_budget"]
+    limit: int
+    detail: str
+
+
+class GraphStats(TypedDict):
+    total_nodes: int
+    max_depth_reached: int
+    knn_queries: int
+    duration_ms: int
+    seeds_used: int
+
+
+class GraphClamp(TypedDict):
+    """A parameter outside its bounds, and the value used instead (exclude_paths: item counts)."""
+
+    param: str
+    given: float
+    used: float
+
+
+class ConnectionGraphResult(TypedDict):
+    start_path: str
+    truncated: bool
+    truncation: list[GraphTruncation]
+    nodes: list[GraphNode]
+    stats: GraphStats
+    clamped: list[GraphClamp]
 
 
 # -- the write tools ---------------------------------------------------------------------------------------
@@ -589,9 +688,13 @@ OpResult = (
     | ListFilesResult
     | ListTreeResult
     | ReadMarkdownResult
+    | GetDocumentResult
+    | ResourceGroupsResult
+    | ReadResourceResult
     | CorpusStatsResult
     | ListTopicsResult
     | BacklinksResult
+    | ConnectionGraphResult
     | AddMarkdownResult
     | DeleteMarkdownResult
     | MoveMarkdownResult

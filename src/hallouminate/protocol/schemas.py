@@ -20,6 +20,14 @@ from hallouminate.protocol.limits import (
     FILTER_ITEM_BYTES,
     FILTER_ITEMS,
     FILTER_KEYS,
+    GRAPH_ANY_INT,
+    GRAPH_DEPTH,
+    GRAPH_EXCLUDE_PATHS,
+    GRAPH_FAN_OUT,
+    GRAPH_MAX_NODES,
+    GRAPH_MAX_SEED_CHUNKS,
+    GRAPH_MIN_SIMILARITY,
+    KB_URI_CHARS,
     LIMIT,
     MIN_QUALITY,
     MIN_QUALITY_DEFAULT,
@@ -39,6 +47,7 @@ from hallouminate.protocol.limits import (
     TOP_FILES,
     TOPIC_CHARS,
     UNDER_HEADING_CHARS,
+    Range,
 )
 
 CORPUS_PROP: dict[str, Any] = {
@@ -352,6 +361,8 @@ GROUND_RESULT: dict[str, Any] = {
                     "summary": {"type": "string"},
                     "keywords": {"type": "array", "items": {"type": "string"}},
                     "stale": {"type": "boolean"},
+                    # Ranked mode: kb://doc/<path> when the document is on offer as a resource.
+                    "uri": {"type": "string"},
                     "chunks": {
                         "type": "array",
                         "items": {
@@ -987,6 +998,144 @@ RESULTS.update(
     }
 )
 
+# -- get_connection_graph (search/graph.py; docs/tools/get_connection_graph.md) ----------------------------
+# The numbers are GrooveSeek's: typed here, clamped by the engine (a value out of range is not an error
+# there, so it is not one here); the result's ``clamped`` names what was clamped.
+_ANY_INT: dict[str, Any] = {"type": "integer", "minimum": -GRAPH_ANY_INT, "maximum": GRAPH_ANY_INT}
+
+
+def _clamped(bound: Range, what: str) -> dict[str, Any]:
+    return {
+        **_ANY_INT,
+        "default": bound.default,
+        "description": f"{what} (default {bound.default}; {bound.span}, a value outside is clamped).",
+    }
+
+
+ARGS["get_connection_graph"] = {
+    "type": "object",
+    "properties": {
+        "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+        "start": {
+            **PATH_PROP,
+            "description": "The indexed page to walk from, corpus-relative as ground and "
+            'list_files return it (e.g. "guides/setup.md").',
+        },
+        "depth": _clamped(GRAPH_DEPTH, "Levels of neighbours to walk"),
+        "fan_out": _clamped(GRAPH_FAN_OUT, "Neighbours taken per node"),
+        "min_similarity": {
+            "type": "number",
+            "default": GRAPH_MIN_SIMILARITY.default,
+            "description": f"Cosine similarity a similar node needs to its parent (default "
+            f"{GRAPH_MIN_SIMILARITY.default}; 0 to 1, a value outside is clamped).",
+        },
+        "seed_strategy": {
+            "type": "string",
+            "enum": ["all_chunks", "all-chunks", "centroid"],
+            "default": "all_chunks",
+            "description": "all_chunks: each of the start page's chunks is a query (a neighbour scores its "
+            "best); centroid: their mean is one query.",
+        },
+        "dedup_by_path": {
+            "type": "boolean",
+            "default": False,
+            "description": "true: at most one node per page.",
+        },
+        "category": {**_FILTER_PROPS["category"], "description": "Only nodes of pages of this category."},
+        "topic": {**_FILTER_PROPS["topic"], "description": "Only nodes of pages of this topic."},
+        "exclude_paths": {
+            "type": "array",
+            "items": PATH_PROP,
+            "description": f"Pages never to include (the start is always excluded); the first "
+            f"{GRAPH_EXCLUDE_PATHS.high} are used.",
+        },
+        "max_nodes": _clamped(GRAPH_MAX_NODES, "Nodes returned at most (0: an empty graph)"),
+        "max_seed_chunks": _clamped(GRAPH_MAX_SEED_CHUNKS, "Chunks of the start page used as seeds"),
+        "links": {
+            "type": "boolean",
+            "default": True,
+            "description": "Also follow the pages' [[wikilinks]] and relative Markdown links (edge "
+            '"link"); false: similarity only, as GrooveSeek.',
+        },
+    },
+    "required": ["start"],
+    "additionalProperties": False,
+}
+
+_GRAPH_NODE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "node_id": {"type": "integer"},
+        "parent_id": {"type": ["integer", "null"]},
+        "depth": {"type": "integer"},
+        "chunk_id": {"type": "string"},
+        "score": {"type": "number"},
+        "path": {"type": "string"},
+        "heading": _STR_OR_NULL,
+        "title": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "snippet": {"type": "string"},
+        "edge": {"type": "string", "enum": ["similar", "link"]},
+    },
+    "required": [
+        "node_id",
+        "parent_id",
+        "depth",
+        "chunk_id",
+        "score",
+        "path",
+        "heading",
+        "title",
+        "topic",
+        "snippet",
+        "edge",
+    ],
+}
+RESULTS["get_connection_graph"] = {
+    "type": "object",
+    "properties": {
+        "start_path": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "truncation": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string", "enum": ["seed_chunks", "node_budget"]},
+                    "limit": {"type": "integer"},
+                    "detail": {"type": "string"},
+                },
+                "required": ["reason", "limit", "detail"],
+            },
+        },
+        "nodes": {"type": "array", "items": _GRAPH_NODE},
+        "stats": {
+            "type": "object",
+            "properties": {
+                "total_nodes": {"type": "integer"},
+                "max_depth_reached": {"type": "integer"},
+                "knn_queries": {"type": "integer"},
+                "duration_ms": {"type": "integer"},
+                "seeds_used": {"type": "integer"},
+            },
+            "required": ["total_nodes", "max_depth_reached", "knn_queries", "duration_ms", "seeds_used"],
+        },
+        "clamped": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "param": {"type": "string"},
+                    "given": {"type": "number"},
+                    "used": {"type": "number"},
+                },
+                "required": ["param", "given", "used"],
+            },
+        },
+    },
+    "required": ["start_path", "truncated", "truncation", "nodes", "stats", "clamped"],
+}
+
 # -- move_markdown (wiki/move.py; docs/tools/move_markdown.md) ---------------------------------------------
 ARGS["move_markdown"] = {
     "type": "object",
@@ -1038,4 +1187,95 @@ RESULTS["move_markdown"] = {
         "chunks_written",
         "warnings",
     ],
+}
+# -- documents and the kb:// resources (get_document, resource_groups, read_resource) ----------------------
+ARGS.update(
+    {
+        "get_document": {
+            "type": "object",
+            "properties": {
+                "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+                "path": {
+                    **PATH_PROP,
+                    "description": "The document's path exactly as `ground` returns it (corpus-relative, "
+                    "'/'-separated, same case), e.g. \"guides/setup.md\". Any other spelling is not found.",
+                },
+            },
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+        "resource_groups": {"type": "object", "properties": {}, "additionalProperties": False},
+        "read_resource": {
+            "type": "object",
+            "properties": {"uri": {"type": "string", **KB_URI_CHARS.length_schema()}},
+            "required": ["uri"],
+            "additionalProperties": False,
+        },
+    }
+)
+
+RESULTS["get_document"] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "title": {"type": "string"},
+        "date": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "tags": _STRINGS,
+        "content": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "corpus": {"type": "string"},
+        "category": _STR_OR_NULL,
+        "format": {"type": "string", "enum": ["markdown", "text", "json", "pdf"]},
+        "bytes": {"type": "integer"},
+        "uri": {"type": "string"},
+    },
+    "required": [
+        "path",
+        "title",
+        "date",
+        "topic",
+        "tags",
+        "content",
+        "truncated",
+        "corpus",
+        "category",
+        "format",
+        "bytes",
+    ],
+}
+
+# Results of the operations behind the MCP resources (no tool publishes them; shim/resources.py reads them).
+RESOURCE_RESULTS: dict[str, dict[str, Any]] = {
+    "resource_groups": {
+        "type": "object",
+        "properties": {
+            "corpus": _STR_OR_NULL,
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "prefix": {"type": "string"},
+                        "name": {"type": "string"},
+                        "uri": {"type": "string"},
+                        "description": {"type": "string"},
+                        "documents": {"type": "integer"},
+                    },
+                    "required": ["prefix", "name", "uri", "description", "documents"],
+                },
+            },
+        },
+        "required": ["corpus", "groups"],
+    },
+    "read_resource": {
+        "type": "object",
+        "properties": {
+            "uri": {"type": "string"},
+            "mime_type": {"type": "string", "enum": ["text/markdown", "text/plain"]},
+            "text": {"type": "string"},
+            "truncated": {"type": "boolean"},
+        },
+        "required": ["uri", "mime_type", "text", "truncated"],
+    },
 }

@@ -9,6 +9,8 @@ from hallouminate.render.browse import (
     render_stats,
     render_tree,
 )
+from hallouminate.render.document import render_document
+from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
 from hallouminate.render.move import render_move
 from hallouminate.render.outline import render_ground
@@ -20,7 +22,9 @@ __all__ = [
     "render_best_practice",
     "render_corpora",
     "render_delete",
+    "render_document",
     "render_files",
+    "render_graph",
     "render_ground",
     "render_index",
     "render_move",

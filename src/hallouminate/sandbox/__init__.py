@@ -11,14 +11,22 @@ One primitive for every caller that turns a corpus-relative path into a file: th
 - ``refusals``: the one set of refusals (``data.problem``; ``UnsafePath``, or ``Conflict`` for a path
   changed under a write), and ``not_found`` (a miss with the nearest directory's entries and the
   closest names);
-- ``formats``: what kind of file a path names (``is_markdown``).
+- ``formats``: what kind of file a path names (``is_markdown``), and which indexed documents are offered
+  as documents (``offered``: get_document's extensions and size caps, the kb:// resources, hits' ``uri``).
 """
 
 from __future__ import annotations
 
 from hallouminate.errors import UnsafePath
 from hallouminate.sandbox.descriptors import DirChain, Listing, open_for_read, read_file, walk_tree
-from hallouminate.sandbox.formats import file_format, is_markdown, is_wiki_page
+from hallouminate.sandbox.formats import (
+    document_cap,
+    file_format,
+    has_document_extension,
+    is_markdown,
+    is_wiki_page,
+    offered,
+)
 from hallouminate.sandbox.paths import (
     MAX_PATH_BYTES,
     MAX_SEGMENT_BYTES,
@@ -47,11 +55,14 @@ __all__ = [
     "changed",
     "check_leaf",
     "check_relative_path",
+    "document_cap",
     "file_format",
+    "has_document_extension",
     "is_markdown",
     "is_safe_relative_path",
     "is_wiki_page",
     "not_found",
+    "offered",
     "open_for_read",
     "read_file",
     "refuse",

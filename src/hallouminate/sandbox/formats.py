@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
+from hallouminate.protocol.limits import DOCUMENT_BINARY_MAX_BYTES, DOCUMENT_TEXT_MAX_BYTES
+
 Format = Literal["markdown", "text", "json", "pdf"]
 
 TEXT_SUFFIXES = (".txt", ".text", ".log", ".rst")
@@ -36,3 +38,35 @@ def is_markdown(path: str) -> bool:
 def is_wiki_page(path: str) -> bool:
     """Whether ``path`` may name a page of a repository wiki: Markdown ending in ``.md``."""
     return path.endswith(WIKI_PAGE_SUFFIX)
+
+
+# The extensions get_document and the kb:// resources serve: those the indexer parses by name. A corpus
+# whose globs take in other files (``**/*``) still indexes them as Markdown, but a file named neither as
+# Markdown nor as one of the formats above is not served as a document (docs/adr/0037-kb-resources.md).
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn", ".mdx")
+DOCUMENT_SUFFIXES = frozenset((*MARKDOWN_SUFFIXES, *_FORMATS))
+
+
+def has_document_extension(path: str) -> bool:
+    """Whether ``path`` ends in an extension served as a document (case-insensitive)."""
+    return PurePosixPath(path).suffix.lower() in DOCUMENT_SUFFIXES
+
+
+def document_cap(path: str) -> int:
+    """The largest size on disk of a document ``path`` that a read returns: 1 MiB of Markdown or text,
+    50 MiB of a binary format (a PDF, whose extracted text is then cut to 1 MiB)."""
+    if file_format(path) == "pdf":
+        return DOCUMENT_BINARY_MAX_BYTES
+    return DOCUMENT_TEXT_MAX_BYTES
+
+
+def offered(path: str, size: int | None) -> bool:
+    """Whether an indexed document is offered as a ``kb://doc/`` resource (and its hits carry a ``uri``).
+
+    The one predicate behind ``resources/list``, ``resources/read`` and the ``uri`` of ``ground``'s hits,
+    so they always agree: a served extension and a size a read returns (``size`` as recorded when it was
+    indexed; None, not recorded, counts as on offer). A document off offer stays indexed and searchable.
+    """
+    if not has_document_extension(path):
+        return False
+    return size is None or size <= document_cap(path)

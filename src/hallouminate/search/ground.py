@@ -18,6 +18,7 @@ from typing import Any
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec
 from hallouminate.ports import ChunkRow, QueryEmbedder, ReaderPort
+from hallouminate.protocol.kb_uri import doc_uri
 from hallouminate.protocol.results import (
     ChunkedDoc,
     GroundChunk,
@@ -26,6 +27,7 @@ from hallouminate.protocol.results import (
     GroundWarning,
     RerankInfo,
 )
+from hallouminate.sandbox.formats import offered
 from hallouminate.search import confidence
 from hallouminate.search.assembly import (
     FileEntry,
@@ -75,6 +77,8 @@ class _Plan:
     model: str | None = None
     unindexed: list[confidence.RareWord] | None = None
     stages: Stages | None = None
+    # The store key whose documents carry a kb:// ``uri`` (the resources' corpus), if any.
+    uri_key: str | None = None
 
     def finish(
         self,
@@ -100,6 +104,7 @@ class _Plan:
             unindexed=self.unindexed,
             stages=self.stages,
             fusion=fusion,
+            uri_key=self.uri_key,
         )
 
 
@@ -152,13 +157,15 @@ async def ground(
     model's name, whose cosine scale ``low_confidence`` reads; search/confidence.py); rerank (optional: a
     ``RerankStage`` re-scoring the best fused candidates; search/rerank.py); mmr, mmr_lambda,
     mmr_same_doc_penalty, parent, count_tokens (optional: the post-retrieval stages, search/stages.py);
-    the filters (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval.
+    the filters (optional, ``search/filters.py`` ``PARAMS``), applied before retrieval; uri_corpus
+    (optional: the corpus whose ranked hits carry their ``kb://doc/`` uri when on offer).
 
     The embedding runs first, alone: on two cores, overlapping it (it keeps both cores busy) with a
     search measured slower. The vector and BM25 searches then run together (2-4 ms saved).
     """
     mode = Mode.take(params)
     model = params.pop("model", None)
+    uri_corpus: str | None = params.pop("uri_corpus", None)
     stage: RerankStage | None = params.pop("rerank", None)
     stages = Stages.take(params, phrase=mode.phrase)
     # Phrase mode's query is one literal phrase: no query syntax there, the filters alone.
@@ -173,6 +180,7 @@ async def ground(
     plan = _plan(corpora, query, **params)
     plan.model = model
     plan.stages = stages
+    plan.uri_key = next((spec.store_key for spec in corpora if spec.name == uri_corpus), None)
     plan.chunks_per_file = mode.candidates_per_file(plan.chunks_per_file, plan.limit)
     # What is searched: the query without its "-term" groups and quote marks (search/filters.py).
     searched = syntax.text if syntax is not None else query
@@ -290,12 +298,13 @@ def assemble(
     unindexed: Sequence[confidence.RareWord] | None = None,
     stages: Stages | None = None,
     fusion: Fusion | None = None,
+    uri_key: str | None = None,
 ) -> GroundResult:
     """Fuse the candidate lists (unless ``fusion`` is given: fused, then reranked), roll chunks up per
     file, cut, and shape the result (pure).
 
     ``names`` and ``priority_corpus`` are the store keys the rows carry; ``display`` maps them to the
-    corpus names shown to callers.
+    corpus names shown to callers. Documents of ``uri_key`` on offer as resources carry their ``uri``.
     """
     fusion = fusion or fuse(terms, vector_rows, keyword_rows)
     warnings, fused, evidence = fusion.warnings, fusion.scores, fusion.evidence
@@ -307,7 +316,7 @@ def assemble(
     chosen = cut(ranked, top_files, priority)
     finder = TermFinder(terms)
     docs: list[GroundDoc] = [
-        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars, stages) for f in chosen
+        _doc(_describe(f), terms, finder, chunks_per_file, snippet_chars, stages, uri_key) for f in chosen
     ]
     if display:
         for doc in docs:
@@ -387,6 +396,7 @@ def _doc(
     chunks_per_file: int,
     snippet_chars: int,
     stages: Stages | None = None,
+    uri_key: str | None = None,
 ) -> ChunkedDoc:
     chunks = entry.chunks
     # One chunk (most files): nothing to order.
@@ -395,7 +405,7 @@ def _doc(
         if len(chunks) == 1 and chunks_per_file > 0
         else sorted(chunks, key=_chunk_order)[:chunks_per_file]
     )
-    return {
+    doc: ChunkedDoc = {
         "corpus": entry.corpus,
         "path": entry.path,
         "absolute_path": entry.abs_path,
@@ -405,6 +415,11 @@ def _doc(
         "stale": is_stale(entry),
         "chunks": [_chunk(score, row, terms, finder, snippet_chars, stages) for score, row in best],
     }
+    # The resources' own predicate (sandbox.formats.offered): a hit has a uri exactly when
+    # resources/list counts its document and resources/read serves it.
+    if uri_key is not None and entry.corpus == uri_key and offered(entry.path, entry.size):
+        doc["uri"] = doc_uri(entry.path)
+    return doc
 
 
 def _chunk_order(scored: tuple[float, ChunkRow]) -> tuple[float, int]:

@@ -35,7 +35,9 @@ from hallouminate.render import (
     render_best_practice,
     render_corpora,
     render_delete,
+    render_document,
     render_files,
+    render_graph,
     render_ground,
     render_index,
     render_move,
@@ -47,6 +49,7 @@ from hallouminate.render import (
 )
 from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.prompts import prompt_handlers
+from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
 from hallouminate.shim.tools import TOOLS, ToolSpec
 
@@ -60,7 +63,8 @@ semantic + keyword search.
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
 Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
-filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+filters take), `get_connection_graph` to follow related pages from a hit (similar chunks and links), \
+`list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
 `read_markdown` before overwriting it), rename them with `move_markdown` (every link to the page is \
@@ -88,9 +92,11 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "corpus_stats": render_stats,
     "list_topics": render_topics,
     "backlinks": render_backlinks,
+    "get_connection_graph": render_graph,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
     "move_markdown": render_move,
+    "get_document": render_document,
 }
 
 
@@ -184,8 +190,11 @@ class McpProgress:
             await self._task
 
 
-def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
+def build_server(socket: Path | None = None, cwd: Path | None = None) -> tuple[Server[Any], DaemonLink]:
     link = DaemonLink(socket)
+    # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
+    # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
+    resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(
@@ -244,6 +253,7 @@ def build_server(socket: Path | None = None) -> tuple[Server[Any], DaemonLink]:
         on_call_tool=call_tool,
         on_list_prompts=prompts.on_list_prompts,
         on_get_prompt=prompts.on_get_prompt,
+        **resources.handlers(),
     )
     return server, link
 

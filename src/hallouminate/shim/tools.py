@@ -126,6 +126,20 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=True,
         ),
         ToolSpec(
+            name="get_document",
+            op="get_document",
+            description=(
+                "One indexed document, whole, with its metadata: {path, title, date, topic, tags, content, "
+                "truncated} (+ corpus, category, format, bytes, and uri when it is a kb:// resource). "
+                "`path` must be spelled exactly as `ground` returns it (corpus-relative, '/'-separated, "
+                "same case): any other spelling is not found, and a malformed one (absolute, '..', '.', "
+                "'//', a backslash, a control character) is refused. Markdown and text over 1 MiB are "
+                "refused; a PDF's extracted text is cut at 1 MiB (truncated: true). Symlinks and hard links "
+                "are refused. `corpus` defaults to the wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
             name="corpus_stats",
             op="corpus_stats",
             description=(
@@ -156,6 +170,20 @@ TOOLS: dict[str, ToolSpec] = {
                 "Corpus-relative paths of every page linking to `path` through a [[wikilink]] (by path "
                 "or bare stem, aliases too; links in code are ignored). Use it before renaming or "
                 "deleting a page."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="get_connection_graph",
+            op="get_connection_graph",
+            description=(
+                "Walk breadth-first from one indexed page (`start`, corpus-relative) to the chunks most "
+                "similar to it, then to theirs (`depth`, `fan_out`, `min_similarity`), and to the pages it "
+                'links to ([[wikilinks]] and relative Markdown links: `edge: "link"`). Use it after '
+                "`ground` when the answer may sit in pages the query's words did not reach. Returns a flat "
+                "list of nodes with parent_id, depth, score and a snippet (read a page for its full text), "
+                "`truncated`/`truncation` when a bound cut the walk short, and `clamped` for numbers "
+                "outside their bounds. `corpus` defaults to the wiki of the repository containing `cwd`."
             ),
             read_only=True,
         ),
