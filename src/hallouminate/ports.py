@@ -7,7 +7,7 @@ packages that use it do not depend on one another through it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, Protocol, TypeAlias, TypedDict
 
 if TYPE_CHECKING:  # numpy is for the checker only: light callers (browse, the CLI) import this module
@@ -140,6 +140,12 @@ class StorePort(Protocol):
 
     def maybe_optimize(self) -> bool: ...
 
+    def file_writes(self, corpus: str, path: str) -> list[ChunkWrite]:
+        """One file's rows as written (vectors included), in chunk order: what a rename moves."""
+        ...
+
+    def count_rows(self, corpus: str | None = None) -> int: ...
+
 
 class PhraseMatchesPort(Protocol):
     """The rows whose text matches a phrase, in scan order (corpus, path, ordinal).
@@ -235,6 +241,23 @@ class ReaderPort(Protocol):
     async def phrase_rows(
         self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
     ) -> PhraseMatchesPort: ...
+
+    async def neighbours(
+        self,
+        queries: Vector,
+        corpus: str,
+        limit: int,
+        eligible: EligibilityPort | None = None,
+        *,
+        exclude_paths: Collection[str] = (),
+        exclude_ids: Collection[str] = (),
+        best_of: bool = False,
+    ) -> list[list[ChunkRow]]:
+        """Per row of ``queries``, the ``limit`` nearest chunks of ``corpus`` that ``eligible`` lets
+        through, outside the pages ``exclude_paths`` and the chunks ``exclude_ids``, best first with
+        ``score`` (the connection graph: a level of its walk in one call); ``best_of``: one list, each
+        chunk at its best query's score (the start's seeds under all_chunks)."""
+        ...
 
     async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
         """The unit vectors of the chunks ``ids`` (of ``corpora``), one row each in that order; a zero row

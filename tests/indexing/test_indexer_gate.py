@@ -29,8 +29,8 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
     assert first["chunks_written"] == store.count_rows(spec.store_key) == 4
     assert set(first) == {
         "corpus", "files_seen", "files_upserted", "files_touched", "files_deleted", "files_skipped",
-        "skipped",
-        "frontmatter_errors", "chunks_written", "seconds", "problems",
+        "skipped", "renamed", "forced",
+        "frontmatter_errors", "frontmatter_unparsed", "chunks_written", "chunks_total", "seconds", "problems",
     }  # fmt: skip
     assert events[-1] == {"corpus": spec.name, "done": 3, "total": 3, "path": None}
 

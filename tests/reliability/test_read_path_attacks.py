@@ -163,6 +163,8 @@ CALLS: dict[str, dict[str, Any]] = {
     "add_markdown": {"corpus": WIKI, "path": "new-page.md", "content": "# New\n"},
     "delete_markdown": {"corpus": WIKI, "path": "overview.md"},
     "move_markdown": {"corpus": WIKI, "from": "overview.md", "to": "moved.md"},
+    "get_document": {"path": "overview.md"},
+    "get_connection_graph": {"start": "overview.md"},
 }
 
 

@@ -4,6 +4,7 @@ English and Japanese pages with title/topic/category/tags/date frontmatter in ne
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import shutil
@@ -370,13 +371,24 @@ async def test_rebuild_index_reports_grooveseeks_counters(world: Sandbox) -> Non
         assert changed["frontmatter_unparsed"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True, reason="index's force comes with the indexops branch: drop this marker when it is merged"
-)
-async def test_rebuild_index_force(world: Sandbox) -> None:
-    async with face(world) as session:
-        forced = (await session.call_tool("rebuild_index", {"force": True})).structured_content
-        assert forced is not None and forced["updated"] == 11
+async def test_rebuild_index_force_and_one_at_a_time(world: Sandbox) -> None:
+    kb = world.root / "kb-force"
+    shutil.copytree(FIXTURE, kb)
+    async with face(world, kb) as first, face(world, kb) as second:
+        await ready(first)
+        forced = (await first.call_tool("rebuild_index", {"force": True})).structured_content
+        assert forced is not None and forced["updated"] == 11 and forced["total_documents"] == 11
+        # Two forced rebuilds at once: GrooveSeek's rule, the second is refused (-32602) naming how long
+        # the running one has been going. The refusal is itself the proof that the two overlapped.
+        answers = await asyncio.gather(
+            first.call_tool("rebuild_index", {"force": True}),
+            second.call_tool("rebuild_index", {"force": True}),
+            return_exceptions=True,
+        )
+        refusals = [a for a in answers if isinstance(a, MCPError)]
+        done = [a for a in answers if not isinstance(a, BaseException)]
+        assert len(refusals) == 1 and len(done) == 1, answers
+        assert refusals[0].error.code == INVALID_PARAMS and "running" in refusals[0].error.message
 
 
 def test_serve_refuses_a_bad_kb_path(tmp_path: Path) -> None:

@@ -165,7 +165,9 @@ async def test_two_shims_started_together_share_one_daemon(sandbox: Sandbox) -> 
     async def one_shim() -> str:
         async with mcp_session(sandbox) as session:
             await asyncio.wait_for(together.wait(), 120)  # both are up before either calls: they race
-            await session.call_tool("index", {"cwd": str(repo)})  # the second follows the first's run
+            # Both index at once: `wait` makes the second follow the first's run (without it, the second
+            # is refused by design: one client index per corpus at a time, ADR 0039).
+            await session.call_tool("index", {"cwd": str(repo), "wait": True})
             found = await session.call_tool("ground", {"cwd": str(repo), "query": QUESTION})
             return _top_path(found)
 

@@ -90,6 +90,8 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
     """The SDK checks each tool's structuredContent against the outputSchema published in tools/list
     (ajv, not the Python client's jsonschema): every tool of the default face, with a real daemon."""
     repo = sandbox.make_repo(pages=SMALL_WIKI)
+    with (repo / ".hallouminate" / "config.toml").open("a") as config:
+        config.write('\n[best_practice]\npath_templates = ["{target}.md"]\n')
     wiki = "repo:sample:wiki"
     calls: list[tuple[str, dict[str, object]]] = [
         ("index", {}),
@@ -103,6 +105,8 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
         ("corpus_stats", {"corpus": wiki}),
         ("list_topics", {"corpus": wiki}),
         ("backlinks", {"corpus": wiki, "path": "architecture.md"}),
+        ("get_best_practice", {"target": "architecture"}),
+        ("get_connection_graph", {"corpus": wiki, "start": "architecture.md"}),
         ("add_markdown", {"corpus": wiki, "path": "notes/ts.md", "content": "# From TypeScript\n\nHello.\n"}),
         ("move_markdown", {"corpus": wiki, "from": "notes/ts.md", "to": "notes/ts-moved.md"}),
         ("list_files", {"corpus": wiki, "changed_since": "1d"}),

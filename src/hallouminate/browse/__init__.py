@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hallouminate.browse.corpora import list_corpora
 from hallouminate.browse.files import list_files, list_tree
+from hallouminate.browse.links import page_links
 from hallouminate.browse.read import READ_MAX_BYTES, read_markdown
 from hallouminate.browse.stats import corpus_stats
 from hallouminate.browse.wikilinks import WikiLink, backlinks, link_target, parse_wikilinks
@@ -23,6 +24,7 @@ __all__ = [
     "list_corpora",
     "list_files",
     "list_tree",
+    "page_links",
     "parse_wikilinks",
     "read_markdown",
 ]

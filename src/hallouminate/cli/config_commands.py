@@ -220,6 +220,12 @@ def render_effective(d: ShownConfig) -> str:
         lines.append("")
         lines.append(f"[{table}]")
         for key, value in values.items():
+            given = d["list_sources"].get(f"{table}.{key}")
+            if given:  # merged from several files: each value's own
+                lines.append(f"{key} = [")
+                lines.extend(f"  {_toml(item['value'])},  # {item['source']}" for item in given)
+                lines.append("]")
+                continue
             origin = d["setting_sources"].get(f"{table}.{key}", "default")
             lines.append(f"{key} = {_toml(value)}  # {origin}")
     for corpus in d["corpora"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,7 +14,13 @@ from hallouminate.cli.output import JsonErrorGroup
 from hallouminate.protocol import limits
 
 if TYPE_CHECKING:
-    from hallouminate.protocol.results import GroundResult, IndexResult, PingResult, StatusResult
+    from hallouminate.protocol.results import (
+        BestPracticeResult,
+        GroundResult,
+        IndexResult,
+        PingResult,
+        StatusResult,
+    )
 
 
 @click.group(cls=JsonErrorGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -132,16 +138,27 @@ def _help(what: str, bound: limits.Range) -> str:
 
 @cli.command()
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
+@click.option("--force", is_flag=True, help="Rebuild: re-read and re-embed every file, even unchanged ones.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="If another index of the corpus is running, wait for it and then index (without: refused).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def index(corpus: str | None, fmt: str) -> None:
-    """(Re)index the corpora configured for the current directory. Incremental."""
+def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental unless --force."""
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.cli.progress import IndexProgress
     from hallouminate.render import render_index
 
+    args: dict[str, Any] = {"corpus": corpus} if corpus else {}
+    if force:
+        args["force"] = True
+    if wait:
+        args["wait"] = True
     progress = IndexProgress()
     try:
-        result: IndexResult = call_daemon("index", {"corpus": corpus} if corpus else {}, on_progress=progress)
+        result: IndexResult = call_daemon("index", args, on_progress=progress)
     finally:
         progress.close()
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))
@@ -387,6 +404,25 @@ def ground(
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_ground(result))
 
 
+@cli.command("best-practice")
+@click.argument("target")
+@click.option("--category", help="Only this H2 section of the page (its heading, case-insensitive).")
+@click.option("--corpus", help="The corpus holding the pages (default: the repository's wiki).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def best_practice(target: str, category: str | None, corpus: str | None, fmt: str) -> None:
+    """The best-practices page for TARGET, from [best_practice] path_templates (get_best_practice)."""
+    from hallouminate.cli.daemon_calls import call_daemon
+    from hallouminate.render import render_best_practice
+
+    args = {"target": target, "category": category, "corpus": corpus}
+    result: BestPracticeResult = call_daemon(
+        "get_best_practice", {k: v for k, v in args.items() if v is not None}
+    )
+    click.echo(
+        json.dumps(result, indent=2, ensure_ascii=False) if fmt == "json" else render_best_practice(result)
+    )
+
+
 # -- setup ---------------------------------------------------------------------------------------------
 @cli.command("init-repo")
 @click.argument("name")
@@ -520,6 +556,7 @@ def _register_read_commands() -> None:
     from hallouminate.cli.document_command import doc
     from hallouminate.cli.eval_command import eval_command
     from hallouminate.cli.file_commands import files, move
+    from hallouminate.cli.graph_command import graph_command
     from hallouminate.cli.status_command import status
     from hallouminate.cli.topics_command import topics
 
@@ -530,6 +567,7 @@ def _register_read_commands() -> None:
     cli.add_command(read)
     cli.add_command(doc)
     cli.add_command(eval_command)
+    cli.add_command(graph_command)
     cli.add_command(files)
     cli.add_command(move)
 

@@ -19,9 +19,11 @@ from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
 # Tables holding single values, with the type check of each key.
-Scalar = str | int | float | Path
+Scalar = str | int | float | Path | tuple[str, ...]
 _T = TypeVar("_T")
-_S = TypeVar("_S", str, int, float, Path)
+_S = TypeVar("_S", str, int, float, Path, tuple[str, ...])
+# The placeholder of a [best_practice] path template, replaced by the request's target.
+TARGET_PLACEHOLDER = "{target}"
 
 
 def scalar(scalars: dict[str, Scalar], key: str, default: _S) -> _S:
@@ -371,6 +373,24 @@ class _Parser:
             )
         return text
 
+    def path_templates(self, where: str, value: Any) -> tuple[str, ...]:
+        """``[best_practice] path_templates``: corpus-relative, '/'-separated paths, each holding
+        ``{target}``; checked here so that a request never meets a template that could leave the corpus
+        (the read goes through the sandbox all the same)."""
+        items = self.string_list(where, value, allow_empty=False)
+        bound = limits.BEST_PRACTICE_TEMPLATES
+        if len(items) > bound.high:
+            raise self.fail(where, f"may hold at most {bound.high} templates, got {len(items)}")
+        for i, item in enumerate(items):
+            problem = _template_problem(item)
+            if problem is not None:
+                raise self.fail(
+                    f"{where}[{i}]",
+                    f"{item!r} {problem}; write a path relative to the corpus root, e.g. "
+                    '"best-practices/{target}.md"',
+                )
+        return tuple(dict.fromkeys(items))
+
     def non_negative_int(self, where: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise self.fail(where, f"must be a non-negative integer, got {value!r}")
@@ -400,8 +420,29 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
             limits.RERANK_BUDGET_MS.name: p.bounded_int(limits.RERANK_BUDGET_MS),
         },
         "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
+        # get_best_practice's pages (browse/best_practice.py); a repo layer's templates come first.
+        "best_practice": {"path_templates": p.path_templates},
         "discovery": {"max_depth": p.non_negative_int},
     }
+
+
+def _template_problem(template: str) -> str | None:
+    """Why ``template`` is no corpus-relative path template, or None."""
+    if TARGET_PLACEHOLDER not in template:
+        return f"lacks the placeholder {TARGET_PLACEHOLDER}"
+    rest = template.replace(TARGET_PLACEHOLDER, "")
+    if "{" in rest or "}" in rest:
+        return f"has a brace outside {TARGET_PLACEHOLDER} (the only placeholder)"
+    if any(not c.isprintable() for c in template):
+        return "holds a control character"
+    if "\\" in template:
+        return "holds a backslash (separate directories with '/')"
+    if template.startswith(("/", "~")):
+        return "is absolute"
+    parts = template.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "has an empty, '.' or '..' segment"
+    return None
 
 
 def _tname(value: Any) -> str:

@@ -32,7 +32,11 @@ SETTING_FIELDS: dict[str, str] = {
     "indexing.chunk_tokens": "chunk_tokens",
     "indexing.max_file_bytes": "max_file_bytes",
     "discovery.max_depth": "discovery_max_depth",
+    "best_practice.path_templates": "best_practice_templates",
 }
+# List settings: merged, not required to agree. The more specific layer's (the repository's) come first,
+# each value once: a repository adds its own pages' templates to the baseline's.
+LIST_SETTINGS = frozenset({"best_practice.path_templates"})
 
 
 def merge(
@@ -50,6 +54,7 @@ def merge(
     """
     notes = list(warnings)
     scalars = _merge_scalars([_without_repo_indexing(layer, notes) for layer in layers])
+    list_sources = _merge_lists(layers, scalars)
     lists = _Lists()
     for layer in layers:
         lists.add(layer)
@@ -69,6 +74,7 @@ def merge(
         sources=tuple(layer.file for layer in [*layers, *used]),
         repositories={name: r.path for name, r in repositories.items()},
         setting_sources={key: file for key, (_, file) in scalars.items()},
+        list_sources=list_sources,
         corpus_sources={name: origin.file for name, origin in lists.corpora.items()},
         discovered=tuple(layer.root for layer in used if layer.root is not None),
         warnings=tuple(notes),
@@ -99,6 +105,8 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
     seen: dict[str, tuple[Scalar, Path]] = {}
     for layer in layers:
         for key, value in layer.scalars.items():
+            if key in LIST_SETTINGS:
+                continue  # _merge_lists
             if key in seen and seen[key][0] != value:
                 old_value, old_file = seen[key]
                 section, name = key.split(".", 1)
@@ -118,6 +126,25 @@ def _merge_scalars(layers: list[Layer]) -> dict[str, tuple[Scalar, Path]]:
                 )
             seen.setdefault(key, (value, layer.file))
     return seen
+
+
+def _merge_lists(
+    layers: list[Layer], scalars: dict[str, tuple[Scalar, Path]]
+) -> dict[str, tuple[tuple[str, Path], ...]]:
+    """Each list setting into ``scalars`` (its file: the most specific layer setting it), and each of its
+    values with the file that gave it, for `config show`."""
+    sources: dict[str, tuple[tuple[str, Path], ...]] = {}
+    for key in sorted(LIST_SETTINGS):
+        given: dict[str, Path] = {}
+        for layer in reversed(layers):  # the repo layer first
+            value = layer.scalars.get(key)
+            if isinstance(value, tuple):
+                for item in value:
+                    given.setdefault(item, layer.file)
+        if given:
+            scalars[key] = (tuple(given), next(iter(given.values())))
+            sources[key] = tuple(given.items())
+    return sources
 
 
 def _show(value: Scalar) -> str:
@@ -257,4 +284,5 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         max_file_bytes=scalar(s, "indexing.max_file_bytes", defaults.MAX_FILE_BYTES),
         reranker=scalar(s, "embeddings.reranker", "") or None,
         rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
+        best_practice_templates=scalar(s, "best_practice.path_templates", ()),
     )

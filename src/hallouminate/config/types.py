@@ -66,6 +66,8 @@ class Settings:
     reranker: str | None = None
     # How long one query's rerank may take before the fused order is returned (protocol/limits.py).
     rerank_budget_ms: int = limits.RERANK_BUDGET_MS.default or 0
+    # get_best_practice's page paths, each with {target}: the repo layer's first, then the baseline's.
+    best_practice_templates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ class Resolved:
     # Provenance, for `config show`: setting key ("search.top_files") -> the file that set it (absent:
     # default), and corpus name -> the file that defined it.
     setting_sources: dict[str, Path] = field(default_factory=dict)
+    # A list setting merged from several files: each value with the file that gave it.
+    list_sources: dict[str, tuple[tuple[str, Path], ...]] = field(default_factory=dict)
     corpus_sources: dict[str, Path] = field(default_factory=dict)
     # Repo layers found below a cwd that is above every repository (see `discover_repositories`).
     discovered: tuple[Path, ...] = ()

@@ -98,14 +98,21 @@ class ShownRepository(TypedDict):
     path: str
 
 
+class ShownListValue(TypedDict):
+    value: str
+    source: str
+
+
 class EffectiveConfig(TypedDict):
     """What ``config show`` prints (``--format json``): see ``describe_effective``."""
 
     sources: list[str]
     repository: str | None
     default_corpus: str | None
-    settings: dict[str, dict[str, str | int | float]]
+    settings: dict[str, dict[str, str | int | float | list[str]]]
     setting_sources: dict[str, str]
+    # A list setting merged from several files ([best_practice] path_templates): each value's file.
+    list_sources: dict[str, list[ShownListValue]]
     corpora: list[ShownCorpus]
     repositories: list[ShownRepository]
     discovered: list[str]
@@ -119,19 +126,26 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
     maps ``"table.key"`` to the file that set it (a key absent there has its default). Each corpus names
     the file defining it (``source``).
     """
-    settings: dict[str, dict[str, str | int | float]] = {}
+    settings: dict[str, dict[str, str | int | float | list[str]]] = {}
     for key, field in SETTING_FIELDS.items():
         table, name = key.split(".", 1)
         value = getattr(resolved.settings, field)
-        if value is None:  # an optional setting left unset ([embeddings] reranker): TOML has no null
+        if value is None or value == ():  # an optional setting left unset: TOML has no null
             continue
-        settings.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
+        if isinstance(value, tuple):
+            settings.setdefault(table, {})[name] = list(value)
+        else:
+            settings.setdefault(table, {})[name] = str(value) if isinstance(value, Path) else value
     return {
         "sources": [str(f) for f in resolved.sources],
         "repository": resolved.repository_name,
         "default_corpus": resolved.default_corpus,
         "settings": settings,
         "setting_sources": {key: str(file) for key, file in sorted(resolved.setting_sources.items())},
+        "list_sources": {
+            key: [{"value": value, "source": str(file)} for value, file in given]
+            for key, given in sorted(resolved.list_sources.items())
+        },
         "corpora": [
             {
                 "name": spec.name,
@@ -199,6 +213,11 @@ def baseline_template() -> str:
 # found and their corpora offered; 0 turns that off.
 #[discovery]
 #max_depth = {defaults.DISCOVERY_MAX_DEPTH}
+
+# get_best_practice's pages: paths relative to the corpus root, {{target}} replaced by the request's target;
+# the first that exists is read. A repository layer's templates are tried before these.
+#[best_practice]
+#path_templates = ["best-practices/{{target}}.md"]
 
 # Any set of Markdown files. globs and exclude use gitignore syntax, relative to each path;
 # .gitignore, .ignore and .git/info/exclude are honoured too.

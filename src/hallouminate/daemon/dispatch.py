@@ -17,10 +17,13 @@ from hallouminate.protocol import PROTOCOL_VERSION, Request, error_response, ok_
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    BestPracticeArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GetDocumentArgs,
     GroundArgs,
+    IndexArgs,
     ListFilesArgs,
     MoveMarkdownArgs,
     ReadMarkdownArgs,
@@ -32,6 +35,8 @@ from hallouminate.protocol.messages import Answer, request_id_of
 from hallouminate.protocol.results import (
     AddMarkdownResult,
     BacklinksResult,
+    BestPracticeResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GetDocumentResult,
@@ -105,6 +110,8 @@ class Dispatcher:
             "read_markdown": self.browse,
             "backlinks": self.browse,
             "corpus_stats": self.corpus_stats,
+            "get_best_practice": self.get_best_practice,
+            "get_connection_graph": self.connection_graph,
             "list_topics": self.list_topics,
             "add_markdown": self.write,
             "delete_markdown": self.write,
@@ -163,9 +170,7 @@ class Dispatcher:
         return {"stopping": True, "pid": os.getpid()}
 
     async def index(self, request: Request, emit: Emit | None) -> IndexResult:
-        return await self.runtime.index(
-            await _where(request), cast(CorpusArgs, request.args).get("corpus"), emit
-        )
+        return await self.runtime.index(await _where(request), cast(IndexArgs, request.args), emit)
 
     async def ground(self, request: Request, emit: Emit | None) -> GroundResult:
         return await self.runtime.ground(await _where(request), cast(GroundArgs, request.args))
@@ -182,9 +187,19 @@ class Dispatcher:
         args = cast(CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs, request.args)
         return await self.runtime.browse(await _where(request), request.op, args)
 
+    async def get_best_practice(self, request: Request, emit: Emit | None) -> BestPracticeResult:
+        return await self.runtime.get_best_practice(
+            await _where(request), cast(BestPracticeArgs, request.args)
+        )
+
     async def corpus_stats(self, request: Request, emit: Emit | None) -> CorpusStatsResult:
         return await self.runtime.corpus_stats(
             await _where(request), cast(CorpusArgs, request.args).get("corpus")
+        )
+
+    async def connection_graph(self, request: Request, emit: Emit | None) -> ConnectionGraphResult:
+        return await self.runtime.connection_graph(
+            await _where(request), cast(ConnectionGraphArgs, request.args)
         )
 
     async def list_topics(self, request: Request, emit: Emit | None) -> ListTopicsResult:

@@ -38,13 +38,16 @@ from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.resolving import Resolver
 from hallouminate.daemon.watcher import CorpusWatcher
-from hallouminate.errors import Bug, CallerError, HallouminateError, NotFound
+from hallouminate.errors import Bug, CallerError, Conflict, HallouminateError, NotFound
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
+    BestPracticeArgs,
+    ConnectionGraphArgs,
     CorpusArgs,
     DeleteMarkdownArgs,
     GroundArgs,
+    IndexArgs,
     ListFilesArgs,
     MoveMarkdownArgs,
     ReadMarkdownArgs,
@@ -54,6 +57,8 @@ from hallouminate.protocol.results import (
     BackgroundSource,
     BackgroundWork,
     BacklinksResult,
+    BestPracticeResult,
+    ConnectionGraphResult,
     CorpusStatsResult,
     DeleteMarkdownResult,
     GroundResult,
@@ -119,6 +124,7 @@ class _CorpusRun:
     corpus: str  # its display name
     kind: RunKind  # said to a second index that waits for it
     number: int  # runs start in this order: a run started after a request arrived covers that request
+    force: bool = False  # a rebuild: every file re-read and re-embedded
     task: asyncio.Task[IndexReport] | None = None
     last: ProgressEvent | None = None
     # Called from the index thread with each progress event (``Emit`` is safe to call from any thread).
@@ -159,6 +165,10 @@ class Runtime:
         # The whole-corpus run in flight per corpus (store key); searches report it and never wait for it.
         self._runs: dict[str, _CorpusRun] = {}
         self._run_numbers = itertools.count()
+        # Single flight: the client `index` calls in progress per corpus (store key), by when each began
+        # (monotonic). A second one is refused unless it asks to wait (ADR 0039); background runs are not
+        # here: a client never fails because of the daemon's own work, it follows it as before.
+        self._client_indexes: dict[str, list[float]] = {}
         self._catch_up_failed: dict[str, float] = {}  # store key -> when its last catch-up failed
         self._watcher: CorpusWatcher | None = None
         self._resolver = Resolver(ResolveCache(watch_factory=DirectoryWatch))
@@ -476,21 +486,22 @@ class Runtime:
         return resolved
 
     async def _index_corpus(
-        self, spec: CorpusSpec, emit: Emit | None, *, kind: RunKind = "index"
+        self, spec: CorpusSpec, emit: Emit | None, *, kind: RunKind = "index", force: bool = False
     ) -> IndexReport:
         """A whole-corpus pass that sees every change made before this call.
 
         A run already going began before this call and may have passed a file changed since: the call
         follows its progress (events marked ``waiting``) until it ends, then runs its own pass. A run of
         the same kind started after this call covers it: its report is this call's (a client's ``index``
-        never takes a catch-up's report: its own pass reports that catch-up's work as ``background``).
+        never takes a catch-up's report: its own pass reports that catch-up's work as ``background``). A
+        ``force`` call is covered only by a forced run; a forced run covers any call.
         """
         arrived = next(self._run_numbers)
         while True:
             run = self._runs.get(spec.store_key)
             if run is None:
-                run = self._start_run(spec, kind)
-            if run.number > arrived and run.kind == kind:
+                run = self._start_run(spec, kind, force=force)
+            if run.number > arrived and run.kind == kind and (run.force or not force):
                 return await self._follow(run, emit, waiting=False)
             with contextlib.suppress(Exception):  # its failure was its caller's; this call runs its own
                 await self._follow(run, emit, waiting=True)
@@ -518,8 +529,8 @@ class Runtime:
             if listener is not None:
                 run.listeners.remove(listener)
 
-    def _start_run(self, spec: CorpusSpec, kind: RunKind) -> _CorpusRun:
-        run = _CorpusRun(spec.name, kind, next(self._run_numbers))
+    def _start_run(self, spec: CorpusSpec, kind: RunKind, *, force: bool = False) -> _CorpusRun:
+        run = _CorpusRun(spec.name, kind, next(self._run_numbers), force)
         self._runs[spec.store_key] = run
         run.task = asyncio.get_running_loop().create_task(self._whole_corpus(spec, run))
 
@@ -544,7 +555,9 @@ class Runtime:
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
             with self._store_faults():
-                report = await self._run_index(indexer.index_corpus, spec, run.progress)
+                report = await self._run_index(
+                    functools.partial(indexer.index_corpus, force=run.force), spec, run.progress
+                )
             # Under the lock: no run of this corpus can end between this run and its report.
             if run.kind == "index":
                 report["background"] = self._take_tally(spec.store_key)
@@ -618,17 +631,47 @@ class Runtime:
         kept = self._background_work.pop(corpus, {})
         return [kept[by] for by in ("catch-up", "watcher") if by in kept]
 
-    async def index(self, where: Where, corpus: str | None, emit: Emit | None) -> IndexResult:
+    async def index(self, where: Where, args: IndexArgs, emit: Emit | None) -> IndexResult:
         started = time.perf_counter()
         resolved = await self._resolve(where)
+        corpus = args.get("corpus")
         if corpus is not None:
             specs = [corpus_for(resolved, corpus)]
         else:
             specs = list(resolved.corpora.values())
             if not specs:
                 raise _no_corpora(where.cwd)
-        reports = [await self._index_corpus(spec, emit) for spec in specs]
+        keys = self._claim_index(specs, wait=args.get("wait", False))
+        try:
+            force = args.get("force", False)
+            reports = [await self._index_corpus(spec, emit, force=force) for spec in specs]
+        finally:
+            for key, began in keys:
+                self._client_indexes[key].remove(began)
+                if not self._client_indexes[key]:
+                    del self._client_indexes[key]
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
+
+    def _claim_index(self, specs: list[CorpusSpec], *, wait: bool) -> list[tuple[str, float]]:
+        """Record a client ``index`` of ``specs`` as running, or refuse it (``Conflict``) when another one
+        of any of them is running and the caller did not ask to ``wait``. Check and claim happen with no
+        await between them, so two calls arriving together cannot both pass."""
+        now = time.monotonic()
+        if not wait:
+            for spec in specs:
+                running = self._client_indexes.get(spec.store_key)
+                if running:
+                    secs = now - min(running)
+                    raise Conflict(
+                        f"an index of corpus {spec.name!r} is already running (started {secs:.1f} s ago "
+                        "by another call); call again with wait: true (CLI: --wait) to wait for it and "
+                        "then index, or later",
+                        {"problem": "index-running", "corpus": spec.name, "running_secs": round(secs, 1)},
+                    )
+        claimed = [(spec.store_key, now) for spec in dict.fromkeys(specs)]
+        for key, began in claimed:
+            self._client_indexes.setdefault(key, []).append(began)
+        return claimed
 
     async def ground(self, where: Where, args: GroundArgs) -> GroundResult:
         from hallouminate import search
@@ -702,6 +745,31 @@ class Runtime:
         with self._store_faults():
             return await hits.search_hits(self._reader, result, keys, plan.limit)
 
+    async def connection_graph(self, where: Where, args: ConnectionGraphArgs) -> ConnectionGraphResult:
+        """``get_connection_graph`` over one corpus (search/graph.py): the reader's held vectors, and the
+        links of each page walked, read from disk in a worker thread."""
+        from hallouminate import browse, search
+
+        spec = corpus_for(await self._resolve(where), args.get("corpus"))
+        store, _, _ = await self._engine()
+        await self._store_ready(rebuild=False)
+        assert self._reader is not None
+        indexed: list[set[str]] = []  # the corpus's indexed pages, read once, when first asked
+
+        async def pages() -> set[str]:
+            if not indexed:
+                with self._store_faults():
+                    indexed.append(set(await asyncio.to_thread(store.file_states, spec.store_key)))
+            return indexed[0]
+
+        async def links(path: str) -> list[str]:
+            return await asyncio.to_thread(browse.page_links, spec, path, await pages())
+
+        with self._store_faults():
+            return await search.connection_graph(
+                self._reader, spec.store_key, args, corpus_name=spec.name, links=links, pages=pages
+            )
+
     async def list_corpora(self, where: Where) -> ListCorporaResult:
         from hallouminate import browse
 
@@ -727,6 +795,17 @@ class Runtime:
         if op == "backlinks" and "path" in args:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
         raise Bug(f"unknown read operation {op!r}")
+
+    async def get_best_practice(self, where: Where, args: BestPracticeArgs) -> BestPracticeResult:
+        """The page ``[best_practice] path_templates`` names for ``target`` (browse/best_practice.py):
+        a filesystem read, answered even while the model loads."""
+        from hallouminate.browse.best_practice import best_practice, require_configured
+
+        resolved = await self._resolve(where)
+        templates = resolved.settings.best_practice_templates
+        require_configured(templates)  # before the corpus: "not configured" is the news
+        spec = corpus_for(resolved, args.get("corpus"))
+        return await asyncio.to_thread(best_practice, spec, templates, args["target"], args.get("category"))
 
     async def corpus_stats(self, where: Where, corpus: str | None) -> CorpusStatsResult:
         from hallouminate import browse

@@ -6,6 +6,12 @@ that cannot be read, is binary, is not UTF-8 or is too large is skipped and repo
 rows: one bad file never aborts a run. A page with no text is skipped too (its old rows go). Each file's
 problem is recorded (``problems.py``) until a run reads it clean. Embedding runs in batches of 32 chunks
 across files; each file's rows are written in one commit once all its chunks have vectors.
+
+A Markdown file new to the store whose bytes are those of a Markdown file gone from it was renamed: its
+rows move to the new path without re-embedding (nothing a Markdown chunk holds depends on its path), in
+the commit that deletes the old path's rows. A forced run (``force``) skips every shortcut: each file is
+read, chunked and embedded again, replacing its rows file by file, so a run killed half-way leaves every
+file wholly old or wholly new and nothing dropped (docs/adr/0039-index-single-flight.md).
 """
 
 from __future__ import annotations
@@ -73,10 +79,13 @@ class Indexer:
         with self._locks_guard:
             return self._locks.setdefault(corpus, threading.Lock())
 
-    def index_corpus(self, spec: CorpusSpec, progress: Progress | None = None) -> IndexReport:
-        """Index every file of ``spec``; files gone from disk lose their rows."""
+    def index_corpus(
+        self, spec: CorpusSpec, progress: Progress | None = None, *, force: bool = False
+    ) -> IndexReport:
+        """Index every file of ``spec``; files gone from disk lose their rows. ``force``: every file is
+        read and embedded again, whatever its stored stat and hash say (a full rebuild)."""
         with self._lock(spec.store_key):
-            run = _Run(self, spec, progress)
+            run = _Run(self, spec, progress, force=force)
             files = corpus_files(spec)
             on_disk = {rel for rel, _ in files}
             gone = sorted(p for p in run.states if p not in on_disk)
@@ -193,8 +202,11 @@ class _Pending:
 class _Run:
     """One indexing pass over some files of one corpus."""
 
-    def __init__(self, indexer: Indexer, spec: CorpusSpec, progress: Progress | None) -> None:
+    def __init__(
+        self, indexer: Indexer, spec: CorpusSpec, progress: Progress | None, *, force: bool = False
+    ) -> None:
         self.store = indexer.store
+        self.force = force
         self.embedder = indexer.embedder
         self.budget = indexer.budget
         self.max_bytes = indexer.settings.max_file_bytes
@@ -217,20 +229,33 @@ class _Run:
         self.upserted = 0
         self.chunks_written = 0
         self.last_progress = 0.0
+        # Gone Markdown files by content hash, while a new file may turn out to be one of them renamed.
+        self.gone_by_hash: dict[str, str] = {}
+        self.renamed = 0
 
     def execute(self, files: list[tuple[str, Path]], gone: list[str]) -> IndexReport:
         self.cleared.update(gone)
-        if gone:
-            self.store.delete_files(self.spec.store_key, gone)
+        new = any(rel not in self.states for rel, _ in files)
+        if new and not self.force:
+            # Kept until every file is visited: a new file may be one of them renamed (its rows move).
+            for rel in gone:
+                if is_markdown(rel):
+                    self.gone_by_hash.setdefault(self.states[rel].content_hash, rel)
+        held = set(self.gone_by_hash.values())
+        if gone and len(held) < len(gone):
+            self.store.delete_files(self.spec.store_key, [rel for rel in gone if rel not in held])
         for done, (rel, root) in enumerate(files):
             self.report(done, len(files), rel)
             self.visit(rel, root)
         self.embed(flush_all=True)
         self.flush()
         self.record_problems()
+        unmoved = list(self.gone_by_hash.values())
+        if unmoved:  # gone for good: no new file had their bytes
+            self.store.delete_files(self.spec.store_key, unmoved)
         if self.touched:
             self.store.update_stats_many(self.spec.store_key, self.touched)
-        if gone or self.upserted or self.touched:
+        if gone or self.upserted or self.touched or self.renamed:
             self.store.maybe_optimize()
         self.report(len(files), len(files), None, force=True)
         problems = self.log.get(self.spec.store_key)
@@ -239,11 +264,17 @@ class _Run:
             "files_seen": len(files),
             "files_upserted": self.upserted,
             "files_touched": len(self.touched),
-            "files_deleted": len(gone),
+            # A renamed file's old path is not counted here: the file is in `renamed`.
+            "files_deleted": len(gone) - self.renamed,
             "files_skipped": len(self.skipped),
+            "renamed": self.renamed,
             "skipped": self.skipped,
             "frontmatter_errors": self.frontmatter_errors,
+            # Every file of the corpus whose frontmatter does not parse now (this run's and earlier ones').
+            "frontmatter_unparsed": sum(1 for p in problems.values() if p["problem"] == "frontmatter"),
             "chunks_written": self.chunks_written,
+            "chunks_total": self.store.count_rows(self.spec.store_key),
+            "forced": self.force,
             "seconds": round(time.perf_counter() - self.started, 3),
             "problems": [problems[path] for path in sorted(problems)],
         }
@@ -290,7 +321,7 @@ class _Run:
             self.skip(rel, "unreadable", f"cannot stat: {exc.strerror or exc}")
             return
         old = self.states.get(rel)
-        if old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
+        if old is not None and not self.force and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             return
         if st.st_size > self.max_bytes:
             self.skip(rel, "too-large", f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
@@ -308,10 +339,12 @@ class _Run:
             return
         digest = hashlib.sha256(data).hexdigest()
         skipped_before = rel in self.recorded and not self.recorded[rel]["indexed"]
-        if old is not None and old.content_hash == digest and not skipped_before:
+        if old is not None and old.content_hash == digest and not skipped_before and not self.force:
             # The same bytes as its rows: the same problem, if it had one (kept as recorded). Not so
             # after a skip: the file is back to its indexed bytes, and read again to learn how it is.
             self.touched[rel] = (st.st_size, st.st_mtime_ns)
+            return
+        if old is None and is_markdown(rel) and self.move(rel, path, digest, st.st_size, st.st_mtime_ns):
             return
         nul = data.find(b"\0") if file_format(rel) != "pdf" else -1
         if nul >= 0:  # git's test for a binary file; its text would be noise in every search
@@ -365,6 +398,40 @@ class _Run:
             return
         self.queue.extend((pending, i) for i in range(len(pending.chunks)))
         self.embed(flush_all=False)
+
+    def move(self, rel: str, path: Path, digest: str, size: int, mtime_ns: int) -> bool:
+        """Give ``rel`` the rows of the gone Markdown file with its bytes, if there is one (a rename).
+
+        Sound because a Markdown chunk's text, vector, summary, keywords, fields and quality come from
+        the bytes alone (the chunker is never given the path); only the stored path and stat change.
+        """
+        source = self.gone_by_hash.pop(digest, None)
+        if source is None:
+            return False
+        rows = self.store.file_writes(self.spec.store_key, source)
+        if not rows:  # its rows went meanwhile: embed the file as new
+            self.gone_by_hash[digest] = source
+            return False
+        for row in rows:
+            row["abs_path"] = str(path)
+            row["file_size"] = size
+            row["file_mtime_ns"] = mtime_ns
+        # Its problem (a frontmatter that does not parse) goes with its bytes.
+        problem = self.recorded.get(source)
+        if problem is not None and problem["indexed"]:
+            if problem["problem"] == "frontmatter":
+                self.frontmatter_errors.append({"path": rel, "reason": problem["detail"]})
+            self.note(rel, problem["problem"], problem["detail"], indexed=True)
+        else:
+            self.read_clean(rel)
+        # The old path's deletion and the new path's rows, side by side: one commit when in one group.
+        self.ready[source] = []
+        self.ready[rel] = rows
+        self.ready_rows += len(rows)
+        self.renamed += 1
+        if self.ready_rows >= FLUSH_ROWS:
+            self.flush()
+        return True
 
     def embed(self, *, flush_all: bool) -> None:
         while len(self.queue) >= EMBED_WINDOW or (flush_all and self.queue):

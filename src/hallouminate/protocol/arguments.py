@@ -22,6 +22,25 @@ class CorpusArgs(TypedDict):
 
 
 @final
+class IndexArgs(TypedDict):
+    """``index``: the corpus (all of cwd's when absent); ``force`` rebuilds (every file re-read and
+    re-embedded); ``wait`` waits for another client's index of the corpus instead of being refused."""
+
+    corpus: NotRequired[str]
+    force: NotRequired[bool]
+    wait: NotRequired[bool]
+
+
+@final
+class BestPracticeArgs(TypedDict):
+    """``get_best_practice``: the page of ``target`` named by ``[best_practice] path_templates``."""
+
+    target: str
+    corpus: NotRequired[str]
+    category: NotRequired[str]
+
+
+@final
 class ListFilesArgs(TypedDict):
     """``list_files``: an optional corpus name; only files modified since (protocol/recency.py)."""
 
@@ -73,6 +92,25 @@ class ReadMarkdownArgs(TypedDict):
 class BacklinksArgs(TypedDict):
     corpus: NotRequired[str]
     path: str
+
+
+@final
+class ConnectionGraphArgs(TypedDict):
+    """``get_connection_graph``: out-of-range numbers are clamped by the engine (search/graph.py)."""
+
+    corpus: NotRequired[str]
+    start: str
+    depth: NotRequired[int]
+    fan_out: NotRequired[int]
+    min_similarity: NotRequired[float]
+    seed_strategy: NotRequired[Literal["all_chunks", "all-chunks", "centroid"]]
+    dedup_by_path: NotRequired[bool]
+    category: NotRequired[str]
+    topic: NotRequired[str]
+    exclude_paths: NotRequired[list[str]]
+    max_nodes: NotRequired[int]
+    max_seed_chunks: NotRequired[int]
+    links: NotRequired[bool]
 
 
 class LineRange(TypedDict):

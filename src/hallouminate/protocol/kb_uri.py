@@ -1,5 +1,5 @@
 """The ``kb://`` URIs of the MCP resources: ``kb://doc/<path>`` (one document) and ``kb://topic/<prefix>``
-(a topic group), written and read back in one place (docs/adr/0035-kb-resources.md).
+(a topic group), written and read back in one place (docs/adr/0037-kb-resources.md).
 
 A path keeps ``A-Z a-z 0-9 - . _ ~ /`` and every other byte of its UTF-8 is percent-encoded in uppercase
 hex, so a path with spaces or non-ASCII characters gives a valid ASCII URI. Reading one back decodes any

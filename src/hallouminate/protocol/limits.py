@@ -135,7 +135,7 @@ UNDER_HEADING_CHARS = Range("under_heading", 1, 1024, "characters")
 
 # -- documents (get_document, the kb:// resources) --------------------------------------------------------
 # A Markdown or text document larger than this is refused by get_document and not offered as a resource; a
-# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0035-kb-resources.md).
+# PDF's extracted text is cut to it (``truncated``). GrooveSeek's bounds (docs/adr/0037-kb-resources.md).
 DOCUMENT_TEXT_MAX_BYTES = 1024 * 1024
 # A binary document (a PDF) larger than this on disk is never read for get_document or a resource.
 DOCUMENT_BINARY_MAX_BYTES = 50 * 1024 * 1024
@@ -167,10 +167,30 @@ MIN_QUALITY = Fraction("min_quality", 0.0, 1.0, default=0.3)
 TOPIC_TITLES_MAX = 50
 MIN_QUALITY_DEFAULT = MIN_QUALITY.default
 # min_confidence_ratio: low_confidence also when the best candidate cosine is under this many times their
-# mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0036.
+# mean (GrooveSeek's rule and default; 0 disables; a non-finite value is this default). docs/adr/0040.
 MIN_CONFIDENCE_RATIO_DEFAULT = 1.5
 
 # -- the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) -------------------------------
 # query: at most this many UTF-8 bytes (an error beyond); limit: default 5, clamped silently to 1..1000.
 GROOVESEEK_QUERY_BYTES = 1024
 GROOVESEEK_LIMIT = Range("limit", 1, 1000, default=5)
+
+# -- get_best_practice (browse/best_practice.py) -----------------------------------------------------------
+# target replaces {target} in a path template: one file-name part (no '/', '..' or control characters).
+BEST_PRACTICE_TARGET_CHARS = Range("target", 1, 255, "characters")
+# [best_practice] path_templates: how many templates, and how long each may be.
+BEST_PRACTICE_TEMPLATES = Range("path_templates", 1, 32)
+
+# -- get_connection_graph (search/graph.py; docs/tools/get_connection_graph.md) ---------------------------
+# GrooveSeek's bounds. A value outside them is clamped, not refused (as GrooveSeek does), and the result's
+# ``clamped`` names each one; the schemas accept any integer JSON can carry exactly (GRAPH_ANY_INT).
+GRAPH_DEPTH = Range("depth", 1, 3, default=2)
+GRAPH_FAN_OUT = Range("fan_out", 1, 20, default=5)
+GRAPH_MAX_NODES = Range("max_nodes", 0, 2000, default=100)
+GRAPH_MAX_SEED_CHUNKS = Range("max_seed_chunks", 1, 1000, default=32)
+GRAPH_MIN_SIMILARITY = Fraction("min_similarity", 0.0, 1.0, default=0.3)
+# exclude_paths: items beyond these are dropped (clamped); each is a path (PATH_CHARS).
+GRAPH_EXCLUDE_PATHS = Range("exclude_paths", 0, 64)
+# A node's snippet: its chunk's text, whitespace folded, cut at this many characters (+ "…").
+GRAPH_SNIPPET_CHARS = 200
+GRAPH_ANY_INT = 2**53 - 1

@@ -335,6 +335,15 @@ class IndexReport(TypedDict):
     # Files indexed as plain text because their frontmatter is not valid YAML.
     frontmatter_errors: NotRequired[list[SkippedFile]]
     chunks_written: int
+    # Markdown files whose bytes moved to a new path: their rows moved with them, not re-embedded (their
+    # old paths are not in files_deleted, their new ones not in files_upserted).
+    renamed: NotRequired[int]
+    # Files of the corpus whose frontmatter does not parse now (frontmatter_errors lists this run's).
+    frontmatter_unparsed: NotRequired[int]
+    # The corpus' rows (chunks) in the store once the run ended.
+    chunks_total: NotRequired[int]
+    # Whether the run was a forced rebuild (every file re-read and re-embedded).
+    forced: NotRequired[bool]
     seconds: float
     # The daemon's own runs (catch-up, watcher) since the last index result for this corpus; empty when
     # none. The counts above are this run's only.
@@ -347,6 +356,14 @@ class IndexResult(TypedDict):
     corpora: list[IndexReport]
     seconds: float
     warnings: list[ResultWarning]
+
+
+class BestPracticeResult(TypedDict):
+    """``get_best_practice``: GrooveSeek's shape (``category`` only when one was asked for)."""
+
+    target: str
+    category: NotRequired[str]
+    content: str
 
 
 class ProgressEvent(TypedDict):
@@ -525,6 +542,57 @@ class BacklinksResult(TypedDict):
     backlinks: list[str]
 
 
+# -- get_connection_graph (GrooveSeek's shape, + edge and clamped) ----------------------------------------
+
+
+class GraphNode(TypedDict):
+    node_id: int
+    # null: a child of the start page (which is not a node).
+    parent_id: int | None
+    depth: int
+    chunk_id: str
+    # Cosine similarity of the node's chunk to its parent's (the start's seeds: the best of them).
+    score: float
+    path: str
+    heading: str | None
+    title: str | None
+    topic: str | None
+    snippet: str
+    # How the node was reached: vector similarity, or an explicit link of its parent's page.
+    edge: Literal["similar", "link"]
+
+
+class GraphTruncation(TypedDict):
+    reason: Literal["seed_chunks", "node_budget"]
+    limit: int
+    detail: str
+
+
+class GraphStats(TypedDict):
+    total_nodes: int
+    max_depth_reached: int
+    knn_queries: int
+    duration_ms: int
+    seeds_used: int
+
+
+class GraphClamp(TypedDict):
+    """A parameter outside its bounds, and the value used instead (exclude_paths: item counts)."""
+
+    param: str
+    given: float
+    used: float
+
+
+class ConnectionGraphResult(TypedDict):
+    start_path: str
+    truncated: bool
+    truncation: list[GraphTruncation]
+    nodes: list[GraphNode]
+    stats: GraphStats
+    clamped: list[GraphClamp]
+
+
 # -- the write tools ---------------------------------------------------------------------------------------
 
 
@@ -657,6 +725,7 @@ OpResult = (
     GroundResult
     | SearchResult
     | IndexResult
+    | BestPracticeResult
     | ListCorporaResult
     | ListFilesResult
     | ListTreeResult
@@ -667,6 +736,7 @@ OpResult = (
     | CorpusStatsResult
     | ListTopicsResult
     | BacklinksResult
+    | ConnectionGraphResult
     | AddMarkdownResult
     | DeleteMarkdownResult
     | MoveMarkdownResult

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hallouminate.protocol.limits import (
+    BEST_PRACTICE_TARGET_CHARS,
     CATEGORY_CHARS,
     CHANGED_SINCE_CHARS,
     CHUNKS_PER_FILE,
@@ -19,6 +20,13 @@ from hallouminate.protocol.limits import (
     FILTER_ITEM_BYTES,
     FILTER_ITEMS,
     FILTER_KEYS,
+    GRAPH_ANY_INT,
+    GRAPH_DEPTH,
+    GRAPH_EXCLUDE_PATHS,
+    GRAPH_FAN_OUT,
+    GRAPH_MAX_NODES,
+    GRAPH_MAX_SEED_CHUNKS,
+    GRAPH_MIN_SIMILARITY,
     GROOVESEEK_LIMIT,
     GROOVESEEK_QUERY_BYTES,
     KB_URI_CHARS,
@@ -42,6 +50,7 @@ from hallouminate.protocol.limits import (
     TOP_FILES,
     TOPIC_CHARS,
     UNDER_HEADING_CHARS,
+    Range,
 )
 
 CORPUS_PROP: dict[str, Any] = {
@@ -148,8 +157,45 @@ ARGS: dict[str, dict[str, Any]] = {
             "corpus": {
                 **CORPUS_PROP,
                 "description": "Corpus to (re)index. Omit to index every corpus configured for cwd.",
-            }
+            },
+            "force": {
+                "type": "boolean",
+                "default": False,
+                "description": "Rebuild: read and embed every file again, even unchanged ones (slow; "
+                "searches keep answering from the rows there meanwhile).",
+            },
+            "wait": {
+                "type": "boolean",
+                "default": False,
+                "description": "When another client's index of the corpus is running: wait for it, then "
+                "index. Without it such a call is refused, naming how long the running one has gone.",
+            },
         },
+        "additionalProperties": False,
+    },
+    "get_best_practice": {
+        "type": "object",
+        "properties": {
+            "target": {
+                "type": "string",
+                **BEST_PRACTICE_TARGET_CHARS.length_schema(),
+                "description": 'What the best practices are for, e.g. "claude-code": the page named by '
+                "[best_practice] path_templates with {target} replaced by it. No '/', '..' or control "
+                "characters.",
+            },
+            "category": {
+                "type": "string",
+                **CATEGORY_CHARS.length_schema(),
+                "description": "One H2 section of the page (its heading, case-insensitive). Omit for "
+                "the whole page.",
+            },
+            "corpus": {
+                **CORPUS_PROP,
+                "description": "The corpus holding the pages. Omit for the default corpus (the "
+                "repository's wiki).",
+            },
+        },
+        "required": ["target"],
         "additionalProperties": False,
     },
     "ground": {
@@ -550,6 +596,10 @@ _INDEX_REPORT: dict[str, Any] = {
             },
         },
         "chunks_written": {"type": "integer"},
+        "renamed": {"type": "integer"},
+        "frontmatter_unparsed": {"type": "integer"},
+        "chunks_total": {"type": "integer"},
+        "forced": {"type": "boolean"},
         "seconds": {"type": "number"},
         "background": {"type": "array", "items": _BACKGROUND_WORK},
         "problems": {"type": "array", "items": FILE_PROBLEM},
@@ -699,6 +749,15 @@ _TOPIC: dict[str, Any] = {
 RESULTS: dict[str, dict[str, Any]] = {
     "ground": GROUND_RESULT,
     "index": INDEX_RESULT,
+    "get_best_practice": {
+        "type": "object",
+        "properties": {
+            "target": {"type": "string"},
+            "category": {"type": "string"},
+            "content": {"type": "string"},
+        },
+        "required": ["target", "content"],
+    },
     "list_corpora": {
         "type": "object",
         "properties": {
@@ -952,117 +1011,142 @@ RESULTS.update(
     }
 )
 
-# -- search: the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) ------------------------
-# GrooveSeek's parameters, defaults and bounds. What GrooveSeek clamps (limit, min_quality) has no bound
-# here: search/hits.py clamps it; what it refuses (mmr weights outside 0-1, a query over 1024 bytes) is
-# refused (the byte count by search/hits.py: a schema counts characters).
-ARGS["search"] = {
+# -- get_connection_graph (search/graph.py; docs/tools/get_connection_graph.md) ----------------------------
+# The numbers are GrooveSeek's: typed here, clamped by the engine (a value out of range is not an error
+# there, so it is not one here); the result's ``clamped`` names what was clamped.
+_ANY_INT: dict[str, Any] = {"type": "integer", "minimum": -GRAPH_ANY_INT, "maximum": GRAPH_ANY_INT}
+
+
+def _clamped(bound: Range, what: str) -> dict[str, Any]:
+    return {
+        **_ANY_INT,
+        "default": bound.default,
+        "description": f"{what} (default {bound.default}; {bound.span}, a value outside is clamped).",
+    }
+
+
+ARGS["get_connection_graph"] = {
     "type": "object",
     "properties": {
-        "query": {
+        "corpus": {**CORPUS_PROP, "description": _DEFAULT_CORPUS},
+        "start": {
+            **PATH_PROP,
+            "description": "The indexed page to walk from, corpus-relative as ground and "
+            'list_files return it (e.g. "guides/setup.md").',
+        },
+        "depth": _clamped(GRAPH_DEPTH, "Levels of neighbours to walk"),
+        "fan_out": _clamped(GRAPH_FAN_OUT, "Neighbours taken per node"),
+        "min_similarity": {
+            "type": "number",
+            "default": GRAPH_MIN_SIMILARITY.default,
+            "description": f"Cosine similarity a similar node needs to its parent (default "
+            f"{GRAPH_MIN_SIMILARITY.default}; 0 to 1, a value outside is clamped).",
+        },
+        "seed_strategy": {
             "type": "string",
-            "minLength": 1,
-            "maxLength": GROOVESEEK_QUERY_BYTES,
-            "description": f"What to look for (at most {GROOVESEEK_QUERY_BYTES} bytes of UTF-8). A group "
-            "led by - (e.g. -async) excludes chunks holding it instead of searching for it "
-            f'({NEGATION_MIN_CHARS}+ characters after the -); a "quoted phrase" must appear verbatim.',
+            "enum": ["all_chunks", "all-chunks", "centroid"],
+            "default": "all_chunks",
+            "description": "all_chunks: each of the start page's chunks is a query (a neighbour scores its "
+            "best); centroid: their mean is one query.",
         },
-        "corpus": {**CORPUS_PROP, "description": "Corpus to search (the face's knowledge base is kb)."},
-        "limit": {
-            "type": "integer",
-            "minimum": 0,
-            "description": f"How many chunks to return (default {GROOVESEEK_LIMIT.default}; clamped to "
-            f"{GROOVESEEK_LIMIT.low}-{GROOVESEEK_LIMIT.high}).",
-        },
-        **{name: _FILTER_PROPS[name] for name in ("category", "topic", "path_globs", "tags_any", "tags_all")},
-        "date_from": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or after it."},
-        "date_to": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or before it."},
-        "fields": _FILTER_PROPS["fields"],
-        "fields_not": _FILTER_PROPS["fields_not"],
-        "rerank": {
+        "dedup_by_path": {
             "type": "boolean",
-            "description": "Override the server default: re-score the best candidates with the configured "
-            "cross-encoder (ignored when none is loaded).",
+            "default": False,
+            "description": "true: at most one node per page.",
         },
-        "min_quality": {
-            "type": "number",
-            "description": f"Hide chunks whose quality score is below this (default {MIN_QUALITY_DEFAULT}, "
-            "clamped to 0-1).",
+        "category": {**_FILTER_PROPS["category"], "description": "Only nodes of pages of this category."},
+        "topic": {**_FILTER_PROPS["topic"], "description": "Only nodes of pages of this topic."},
+        "exclude_paths": {
+            "type": "array",
+            "items": PATH_PROP,
+            "description": f"Pages never to include (the start is always excluded); the first "
+            f"{GRAPH_EXCLUDE_PATHS.high} are used.",
         },
-        "include_low_quality": {"type": "boolean", "description": "true: min_quality 0."},
-        "min_confidence_ratio": {
-            "type": "number",
-            "description": "low_confidence is true when at least two candidates, a positive mean score and "
-            f"max/mean under this (default {MIN_CONFIDENCE_RATIO_DEFAULT}; 0 disables).",
-        },
-        "mmr": {
+        "max_nodes": _clamped(GRAPH_MAX_NODES, "Nodes returned at most (0: an empty graph)"),
+        "max_seed_chunks": _clamped(GRAPH_MAX_SEED_CHUNKS, "Chunks of the start page used as seeds"),
+        "links": {
             "type": "boolean",
-            "description": "Diversity re-rank (maximal marginal relevance). Default false.",
-        },
-        "mmr_lambda": {
-            "type": "number",
-            **MMR_LAMBDA.number_schema(),
-            "description": f"mmr: relevance against novelty (default {MMR_LAMBDA.default}).",
-        },
-        "mmr_same_doc_penalty": {
-            "type": "number",
-            **MMR_SAME_DOC_PENALTY.number_schema(),
-            "description": f"mmr: penalty for a chunk of an already picked document (default "
-            f"{MMR_SAME_DOC_PENALTY.default}).",
-        },
-        "parent_retriever": {
-            "type": "boolean",
-            "description": f"Expand each hit: under {PARENT_SHORT_TOKENS} tokens to its whole document, else "
-            f"to adjacent chunks of the same section, at most {PARENT_MAX_TOKENS:,} tokens; adds "
-            "expanded_from. Default false.",
+            "default": True,
+            "description": "Also follow the pages' [[wikilinks]] and relative Markdown links (edge "
+            '"link"); false: similarity only, as GrooveSeek.',
         },
     },
-    "required": ["query"],
+    "required": ["start"],
     "additionalProperties": False,
 }
-_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
-_GROUND_CHUNK = GROUND_RESULT["properties"]["docs"]["items"]["properties"]["chunks"]["items"]["properties"]
-RESULTS["search"] = {
+
+_GRAPH_NODE: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "results": {
+        "node_id": {"type": "integer"},
+        "parent_id": {"type": ["integer", "null"]},
+        "depth": {"type": "integer"},
+        "chunk_id": {"type": "string"},
+        "score": {"type": "number"},
+        "path": {"type": "string"},
+        "heading": _STR_OR_NULL,
+        "title": _STR_OR_NULL,
+        "topic": _STR_OR_NULL,
+        "snippet": {"type": "string"},
+        "edge": {"type": "string", "enum": ["similar", "link"]},
+    },
+    "required": [
+        "node_id",
+        "parent_id",
+        "depth",
+        "chunk_id",
+        "score",
+        "path",
+        "heading",
+        "title",
+        "topic",
+        "snippet",
+        "edge",
+    ],
+}
+RESULTS["get_connection_graph"] = {
+    "type": "object",
+    "properties": {
+        "start_path": {"type": "string"},
+        "truncated": {"type": "boolean"},
+        "truncation": {
             "type": "array",
             "items": {
                 "type": "object",
                 "properties": {
-                    "score": {"type": "number"},
-                    "path": {"type": "string"},
-                    "title": {"type": "string"},
-                    "heading": _NULLABLE_STRING,
-                    "heading_path": {"type": "array", "items": {"type": "string"}},
-                    "topic": _NULLABLE_STRING,
-                    "date": _NULLABLE_STRING,
-                    "tags": {"type": "array", "items": {"type": "string"}},
-                    "content": {"type": "string"},
-                    "match_spans": _GROUND_CHUNK["match_spans"],
-                    "expanded_from": _GROUND_CHUNK["expanded_from"],
-                    "uri": {"type": "string"},
-                    "start_line": {"type": "integer", "minimum": 1},
-                    "end_line": {"type": "integer", "minimum": 1},
-                    "symbol_kind": {"type": "string"},
+                    "reason": {"type": "string", "enum": ["seed_chunks", "node_budget"]},
+                    "limit": {"type": "integer"},
+                    "detail": {"type": "string"},
                 },
-                "required": [
-                    "score",
-                    "path",
-                    "title",
-                    "heading",
-                    "heading_path",
-                    "topic",
-                    "date",
-                    "tags",
-                    "content",
-                ],
+                "required": ["reason", "limit", "detail"],
             },
         },
-        "low_confidence": {"type": "boolean"},
-        "filter_applied": GROUND_RESULT["properties"]["filter_applied"],
+        "nodes": {"type": "array", "items": _GRAPH_NODE},
+        "stats": {
+            "type": "object",
+            "properties": {
+                "total_nodes": {"type": "integer"},
+                "max_depth_reached": {"type": "integer"},
+                "knn_queries": {"type": "integer"},
+                "duration_ms": {"type": "integer"},
+                "seeds_used": {"type": "integer"},
+            },
+            "required": ["total_nodes", "max_depth_reached", "knn_queries", "duration_ms", "seeds_used"],
+        },
+        "clamped": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "param": {"type": "string"},
+                    "given": {"type": "number"},
+                    "used": {"type": "number"},
+                },
+                "required": ["param", "given", "used"],
+            },
+        },
     },
-    "required": ["results", "low_confidence", "filter_applied"],
+    "required": ["start_path", "truncated", "truncation", "nodes", "stats", "clamped"],
 }
 
 # -- move_markdown (wiki/move.py; docs/tools/move_markdown.md) ---------------------------------------------
@@ -1207,4 +1291,117 @@ RESOURCE_RESULTS: dict[str, dict[str, Any]] = {
         },
         "required": ["uri", "mime_type", "text", "truncated"],
     },
+}
+
+# -- search: the GrooveSeek face's search (search/hits.py; docs/grooveseek-face.md) ------------------------
+# GrooveSeek's parameters, defaults and bounds. What GrooveSeek clamps (limit, min_quality) has no bound
+# here: search/hits.py clamps it; what it refuses (mmr weights outside 0-1, a query over 1024 bytes) is
+# refused (the byte count by search/hits.py: a schema counts characters).
+ARGS["search"] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": GROOVESEEK_QUERY_BYTES,
+            "description": f"What to look for (at most {GROOVESEEK_QUERY_BYTES} bytes of UTF-8). A group "
+            "led by - (e.g. -async) excludes chunks holding it instead of searching for it "
+            f'({NEGATION_MIN_CHARS}+ characters after the -); a "quoted phrase" must appear verbatim.',
+        },
+        "corpus": {**CORPUS_PROP, "description": "Corpus to search (the face's knowledge base is kb)."},
+        "limit": {
+            "type": "integer",
+            "minimum": 0,
+            "description": f"How many chunks to return (default {GROOVESEEK_LIMIT.default}; clamped to "
+            f"{GROOVESEEK_LIMIT.low}-{GROOVESEEK_LIMIT.high}).",
+        },
+        **{name: _FILTER_PROPS[name] for name in ("category", "topic", "path_globs", "tags_any", "tags_all")},
+        "date_from": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or after it."},
+        "date_to": {"type": "string", "description": "YYYY-MM-DD: only documents dated on or before it."},
+        "fields": _FILTER_PROPS["fields"],
+        "fields_not": _FILTER_PROPS["fields_not"],
+        "rerank": {
+            "type": "boolean",
+            "description": "Override the server default: re-score the best candidates with the configured "
+            "cross-encoder (ignored when none is loaded).",
+        },
+        "min_quality": {
+            "type": "number",
+            "description": f"Hide chunks whose quality score is below this (default {MIN_QUALITY_DEFAULT}, "
+            "clamped to 0-1).",
+        },
+        "include_low_quality": {"type": "boolean", "description": "true: min_quality 0."},
+        "min_confidence_ratio": {
+            "type": "number",
+            "description": "low_confidence is true when at least two candidates, a positive mean score and "
+            f"max/mean under this (default {MIN_CONFIDENCE_RATIO_DEFAULT}; 0 disables).",
+        },
+        "mmr": {
+            "type": "boolean",
+            "description": "Diversity re-rank (maximal marginal relevance). Default false.",
+        },
+        "mmr_lambda": {
+            "type": "number",
+            **MMR_LAMBDA.number_schema(),
+            "description": f"mmr: relevance against novelty (default {MMR_LAMBDA.default}).",
+        },
+        "mmr_same_doc_penalty": {
+            "type": "number",
+            **MMR_SAME_DOC_PENALTY.number_schema(),
+            "description": f"mmr: penalty for a chunk of an already picked document (default "
+            f"{MMR_SAME_DOC_PENALTY.default}).",
+        },
+        "parent_retriever": {
+            "type": "boolean",
+            "description": f"Expand each hit: under {PARENT_SHORT_TOKENS} tokens to its whole document, else "
+            f"to adjacent chunks of the same section, at most {PARENT_MAX_TOKENS:,} tokens; adds "
+            "expanded_from. Default false.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+_GROUND_CHUNK = GROUND_RESULT["properties"]["docs"]["items"]["properties"]["chunks"]["items"]["properties"]
+RESULTS["search"] = {
+    "type": "object",
+    "properties": {
+        "results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "score": {"type": "number"},
+                    "path": {"type": "string"},
+                    "title": {"type": "string"},
+                    "heading": _NULLABLE_STRING,
+                    "heading_path": {"type": "array", "items": {"type": "string"}},
+                    "topic": _NULLABLE_STRING,
+                    "date": _NULLABLE_STRING,
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "content": {"type": "string"},
+                    "match_spans": _GROUND_CHUNK["match_spans"],
+                    "expanded_from": _GROUND_CHUNK["expanded_from"],
+                    "uri": {"type": "string"},
+                    "start_line": {"type": "integer", "minimum": 1},
+                    "end_line": {"type": "integer", "minimum": 1},
+                    "symbol_kind": {"type": "string"},
+                },
+                "required": [
+                    "score",
+                    "path",
+                    "title",
+                    "heading",
+                    "heading_path",
+                    "topic",
+                    "date",
+                    "tags",
+                    "content",
+                ],
+            },
+        },
+        "low_confidence": {"type": "boolean"},
+        "filter_applied": GROUND_RESULT["properties"]["filter_applied"],
+    },
+    "required": ["results", "low_confidence", "filter_applied"],
 }

@@ -1,5 +1,6 @@
 """Human-readable text for results: what the MCP shim puts in text content and what the CLI prints."""
 
+from hallouminate.render.best_practice import render_best_practice
 from hallouminate.render.browse import (
     render_backlinks,
     render_corpora,
@@ -9,6 +10,7 @@ from hallouminate.render.browse import (
     render_tree,
 )
 from hallouminate.render.document import render_document
+from hallouminate.render.graph import render_graph
 from hallouminate.render.index_report import render_index
 from hallouminate.render.move import render_move
 from hallouminate.render.outline import render_ground
@@ -17,10 +19,12 @@ from hallouminate.render.writes import render_delete, render_write
 
 __all__ = [
     "render_backlinks",
+    "render_best_practice",
     "render_corpora",
     "render_delete",
     "render_document",
     "render_files",
+    "render_graph",
     "render_ground",
     "render_index",
     "render_move",

@@ -15,6 +15,12 @@ def render_index(result: IndexResult) -> str:
             f"{report['files_deleted']} deleted, {report['files_skipped']} skipped, "
             f"{report['chunks_written']} chunks written in {report['seconds']:.2f} s"
         )
+        if report.get("forced"):
+            lines.append("  rebuilt: every file read and embedded again")
+        if report.get("renamed"):
+            lines.append(f"  {report['renamed']} renamed (rows moved to the new path, not re-embedded)")
+        if "chunks_total" in report:
+            lines.append(f"  {report['chunks_total']} chunks in the corpus now")
         # The daemon's own runs since the last report: after a restart, the catch-up has often done it all.
         lines.extend(f"  {render_background(work)}" for work in report.get("background", []))
         if "problems" in report:  # every problem the corpus' files have now, this run's among them

@@ -42,7 +42,7 @@ def is_wiki_page(path: str) -> bool:
 
 # The extensions get_document and the kb:// resources serve: those the indexer parses by name. A corpus
 # whose globs take in other files (``**/*``) still indexes them as Markdown, but a file named neither as
-# Markdown nor as one of the formats above is not served as a document (docs/adr/0035-kb-resources.md).
+# Markdown nor as one of the formats above is not served as a document (docs/adr/0037-kb-resources.md).
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".mdwn", ".mdx")
 DOCUMENT_SUFFIXES = frozenset((*MARKDOWN_SUFFIXES, *_FORMATS))
 

@@ -13,7 +13,7 @@ whether any is good. So ``low_confidence`` rests on absolute signals, kept in th
   literal gate's measure; 1.0 = every word).
 - ``cosine_ratio``: the best candidate cosine over their mean (GrooveSeek's ``min_confidence_ratio``
   input). Not part of the default rule (it fires the wrong way on the labelled sets, ADR 0025); a caller
-  who sets ``min_confidence_ratio`` adds GrooveSeek's clause to it (``ratio_is_low``; docs/adr/0036).
+  who sets ``min_confidence_ratio`` adds GrooveSeek's clause to it (``ratio_is_low``; docs/adr/0040).
 - ``missing_words``: the query's words that are rare in general English (Zipf frequency under
   ``ZIPF_FLOOR``: a name or a term of art, "Elasticsearch", "Istio", "KYC") and that no chunk of the
   searched corpora holds: a specific thing the knowledge base never mentions. A common word no page holds

@@ -337,7 +337,7 @@ def assemble(
     warnings.extend(not_indexed(empty_corpora))
     signals = confidence.signals(vector_rows, evidence, model, unindexed)
     ours = not docs or confidence.is_low(signals, model)
-    # GrooveSeek's ratio clause, only when the caller set min_confidence_ratio (docs/adr/0036).
+    # GrooveSeek's ratio clause, only when the caller set min_confidence_ratio (docs/adr/0040).
     by_ratio = confidence.ratio_is_low(vector_rows, min_ratio)
     if min_ratio is not None:
         signals["min_confidence_ratio"] = min_ratio

@@ -5,7 +5,7 @@ A scope is ``(cwd, kb)``, as a request's envelope carries it: the default face s
 shim was started in (an MCP host starts its server in the project) as a plain cwd, whose default corpus
 the resources offer; the GrooveSeek face serves its knowledge base (``kb=True``). Resources take no
 ``cwd`` argument in MCP, hence the scope is fixed when the server is built. Neither subscriptions nor
-``list_changed`` are offered (docs/adr/0035-kb-resources.md).
+``list_changed`` are offered (docs/adr/0037-kb-resources.md).
 """
 
 from __future__ import annotations

@@ -32,10 +32,12 @@ from hallouminate.protocol.results import ProgressEvent
 from hallouminate.protocol.validation import validate_args
 from hallouminate.render import (
     render_backlinks,
+    render_best_practice,
     render_corpora,
     render_delete,
     render_document,
     render_files,
+    render_graph,
     render_ground,
     render_index,
     render_move,
@@ -64,7 +66,8 @@ semantic + keyword search.
 Use `ground` to find what the project has written down about a topic (design decisions, how-tos, \
 conventions, runbooks) before answering from general knowledge; cite the returned paths and line ranges. \
 Use `list_topics` for a map of what a corpus covers (the category and topic values `ground`'s \
-filters take), `list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
+filters take), `get_connection_graph` to follow related pages from a hit (similar chunks and links), \
+`list_corpora`, `list_tree` and `read_markdown` to browse, `backlinks` before renaming a page, \
 `corpus_stats` to check the index, and `index` after many files changed outside hallouminate (edits are \
 normally picked up on their own). Write what is worth keeping with `add_markdown` (read a page with \
 `read_markdown` before overwriting it), rename them with `move_markdown` (every link to the page is \
@@ -84,6 +87,7 @@ a `weak-match` warning), say the knowledge base is silent rather than guessing.
 RENDERERS: dict[str, Callable[[Any], str]] = {
     "ground": render_ground,
     "index": render_index,
+    "get_best_practice": render_best_practice,
     "list_corpora": render_corpora,
     "list_files": render_files,
     "list_tree": render_tree,
@@ -91,6 +95,7 @@ RENDERERS: dict[str, Callable[[Any], str]] = {
     "corpus_stats": render_stats,
     "list_topics": render_topics,
     "backlinks": render_backlinks,
+    "get_connection_graph": render_graph,
     "add_markdown": render_write,
     "delete_markdown": render_delete,
     "move_markdown": render_move,

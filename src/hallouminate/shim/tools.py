@@ -66,12 +66,25 @@ TOOLS: dict[str, ToolSpec] = {
             op="index",
             description=(
                 "(Re)build the search index for one corpus, or every corpus configured for `cwd` when "
-                "`corpus` is omitted. Incremental: unchanged files are not re-read. Use it after files "
-                "were changed outside hallouminate; reports counters per corpus. Sends progress "
-                "notifications when the request carries a progress token. Searches never wait for it: "
-                "meanwhile they answer from what is indexed, with a not-indexed warning."
+                "`corpus` is omitted. Incremental: unchanged files are not re-read, renamed pages keep "
+                "their vectors; `force: true` re-reads and re-embeds every file. One at a time per corpus: "
+                "a call while another is running is refused, naming how long it has been going, unless "
+                "`wait: true`. Use it after files were changed outside hallouminate; reports counters per "
+                "corpus. Sends progress notifications when the request carries a progress token. Searches "
+                "never wait for it: meanwhile they answer from what is indexed, with a not-indexed warning."
             ),
             read_only=False,
+        ),
+        ToolSpec(
+            name="get_best_practice",
+            op="get_best_practice",
+            description=(
+                "Opt-in: when [best_practice] path_templates is configured, the best-practices page for "
+                '`target` (e.g. "claude-code"), whole or one H2 section (`category`, case-insensitive; a '
+                'miss lists the sections). Otherwise a "not configured" error. `corpus` defaults to the '
+                "wiki of the repository containing `cwd`."
+            ),
+            read_only=True,
         ),
         ToolSpec(
             name="list_corpora",
@@ -157,6 +170,20 @@ TOOLS: dict[str, ToolSpec] = {
                 "Corpus-relative paths of every page linking to `path` through a [[wikilink]] (by path "
                 "or bare stem, aliases too; links in code are ignored). Use it before renaming or "
                 "deleting a page."
+            ),
+            read_only=True,
+        ),
+        ToolSpec(
+            name="get_connection_graph",
+            op="get_connection_graph",
+            description=(
+                "Walk breadth-first from one indexed page (`start`, corpus-relative) to the chunks most "
+                "similar to it, then to theirs (`depth`, `fan_out`, `min_similarity`), and to the pages it "
+                'links to ([[wikilinks]] and relative Markdown links: `edge: "link"`). Use it after '
+                "`ground` when the answer may sit in pages the query's words did not reach. Returns a flat "
+                "list of nodes with parent_id, depth, score and a snippet (read a page for its full text), "
+                "`truncated`/`truncation` when a bound cut the walk short, and `clamped` for numbers "
+                "outside their bounds. `corpus` defaults to the wiki of the repository containing `cwd`."
             ),
             read_only=True,
         ),

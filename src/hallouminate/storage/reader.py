@@ -13,7 +13,7 @@ import bisect
 import functools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -41,6 +41,9 @@ OFF_LOOP_ROWS = 20_000
 # then a product over them); above it the full product with the others' scores set to minus infinity is
 # cheaper than the gather.
 FEW_VECTORS = 0.1
+# The connection graph's queries are scored this many at a time (``neighbours``): 64 x 100k scores are
+# 25 MB, and the product of 64 costs little more per query than one of 10.
+QUERY_BLOCK = 64
 # What ``page_heads`` reads of each page's first chunk (list_topics, search/topics.py).
 HEAD_COLUMNS = ["path", "fields", "file_mtime_ns", "heading_path"]
 # A vector search under text rules ranks only the chunks BM25's index names as passing them when there are
@@ -144,6 +147,17 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Chun
         for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
             converted[(position, index)] = row
     return [converted[place] for place in places]
+
+
+def _best_of(answers: list[list[ChunkRow]], limit: int) -> list[ChunkRow]:
+    """Several queries' nearest rows as one list: each chunk at its best score, the best ``limit``."""
+    best: dict[str, ChunkRow] = {}
+    for rows in answers:
+        for row in rows:
+            kept = best.get(row["id"])
+            if kept is None or row["score"] > kept["score"]:
+                best[row["id"]] = row
+    return sorted(best.values(), key=lambda row: -row["score"])[:limit]
 
 
 def _heads_of(rows: Any, first_only: bool) -> list[ChunkRow]:
@@ -553,6 +567,100 @@ class AsyncReader:
                 for row in kept:
                     row["score"] = 1.0 - float(row.pop("_distance"))
                 return cast("list[ChunkRow]", kept[:limit])
+            fetch *= 4
+
+    async def neighbours(
+        self,
+        queries: Vector,
+        corpus: str,
+        limit: int,
+        eligible: EligibilityPort | None = None,
+        *,
+        exclude_paths: Collection[str] = (),
+        exclude_ids: Collection[str] = (),
+        best_of: bool = False,
+    ) -> list[list[ChunkRow]]:
+        """For each row of ``queries``, the ``limit`` chunks of ``corpus`` nearest it by cosine similarity
+        among those ``eligible`` lets through, leaving out the pages ``exclude_paths`` and the chunks
+        ``exclude_ids``: best first, each row with ``score``. ``best_of``: one list instead, each chunk
+        scored by its best query (the union of the per-query lists holds the same best ``limit``). A held
+        corpus answers the queries with one product over its matrix per ``QUERY_BLOCK`` of them."""
+        if limit <= 0 or not len(queries):
+            return [] if best_of else [[] for _ in range(len(queries))]
+        table = await self._fresh_table()
+        units = np.asarray(queries, dtype=np.float32).reshape(len(queries), -1)
+        units = units / np.maximum(np.linalg.norm(units, axis=1, keepdims=True), 1e-12)
+        if await self.count_rows(corpus) > self._in_memory_rows:
+            each = [
+                await self._neighbours_in_table(unit, corpus, limit, eligible, exclude_paths, exclude_ids)
+                for unit in units
+            ]
+            return [_best_of(each, limit)] if best_of else each
+        held = await self._in_memory(table, corpus)
+        if not len(held.matrix):
+            return [[]] if best_of else [[] for _ in range(len(queries))]
+        keep = np.ones(held.rows.num_rows, dtype=bool)  # scan order: a page's rows are one run
+        for path in exclude_paths:
+            low = bisect.bisect_left(held.paths, path)
+            keep[low : bisect.bisect_right(held.paths, path, lo=low)] = False
+        for row_id in exclude_ids:
+            row = held.ids.get(row_id)
+            if row is not None:
+                keep[row] = False
+        allowed = keep[held.row_of]
+        mask = held.vector_mask(eligible)
+        if mask is not None:
+            allowed &= mask
+        blocked = ~allowed
+        columns: list[np.ndarray] = []
+        best = None
+        # A block of queries at a time: the scores of 1,000 seeds over 100k rows would be 400 MB.
+        for first in range(0, len(units), QUERY_BLOCK):
+            block = units[first : first + QUERY_BLOCK].T
+            if len(held.matrix) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
+                scores = await asyncio.to_thread(np.matmul, held.matrix, block)
+            else:
+                scores = held.matrix @ block
+            scores[blocked] = -np.inf
+            if best_of:
+                top = scores.max(axis=1)
+                best = top if best is None else np.maximum(best, top)
+            else:
+                columns.extend(scores.T)
+        if best is not None:
+            columns = [best]
+        places: list[tuple[int, int]] = []
+        picked: list[list[tuple[float, int]]] = []
+        passing = int(allowed.sum())
+        for column in columns:
+            chosen_at = (
+                eligibility.best_passing(column, limit, None, None) if passing else np.empty(0, np.int64)
+            )
+            chosen_at = chosen_at[np.argsort(-column[chosen_at], kind="stable")]
+            chosen = [(float(column[i]), int(held.row_of[i])) for i in chosen_at if column[i] > -np.inf]
+            picked.append(chosen)
+            places.extend((0, row) for _score, row in chosen)
+        converted = iter(_take([held], places))
+        return [[{**next(converted), "score": score} for score, _row in chosen] for chosen in picked]
+
+    async def _neighbours_in_table(
+        self,
+        unit: Vector,
+        corpus: str,
+        limit: int,
+        eligible: EligibilityPort | None,
+        exclude_paths: Collection[str],
+        exclude_ids: Collection[str],
+    ) -> list[ChunkRow]:
+        """``neighbours`` past the in-memory bound, one query: LanceDB's nearest rows, fetched in growing
+        rounds until ``limit`` of them are not excluded."""
+        paths, ids = set(exclude_paths), set(exclude_ids)
+        fetch = limit + len(ids) + 8
+        while True:
+            rows = await self.vector_search(unit, [corpus], fetch, eligible)
+            kept = [row for row in rows if row["path"] not in paths and row["id"] not in ids]
+            if len(kept) >= limit or len(rows) < fetch:
+                return kept[:limit]
             fetch *= 4
 
     async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:

@@ -34,7 +34,9 @@ from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
     META_MODEL,
     META_VERSION,
+    OPTIONAL_KEYS,
     RESULT_COLUMNS,
+    ROW_KEYS,
     SCHEMA_VERSION,
     STATE_COLUMNS,
     TABLE,
@@ -275,6 +277,25 @@ class Store:
             .to_list()
         )
         return sorted(rows, key=lambda row: row["ordinal"])
+
+    def file_writes(self, corpus: str, path: str) -> list[ChunkWrite]:
+        """Every row of one file as ``replace_files`` takes it (vectors included), in chunk order; the
+        store's own columns (id, corpus, path, ordinal, indexed_at_ms) left out."""
+        rows = (
+            self._table.search()
+            .where(sql.corpus_files(corpus, [path]))
+            .select([*ROW_KEYS, *OPTIONAL_KEYS, "ordinal"])
+            .limit(None)
+            .to_list()
+        )
+        rows.sort(key=lambda row: row["ordinal"])
+        writes: list[ChunkWrite] = []
+        for row in rows:
+            del row["ordinal"]
+            row.pop("_distance", None)
+            row["vector"] = list(row["vector"])
+            writes.append(row)  # the columns ChunkWrite names
+        return writes
 
     def count_rows(self, corpus: str | None = None) -> int:
         return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))
