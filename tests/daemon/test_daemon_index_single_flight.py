@@ -26,27 +26,12 @@ from mcp.types import INVALID_PARAMS
 from hallouminate.client import DaemonUnavailable, connect_or_spawn
 from hallouminate.errors import Conflict
 from support.crash import PAGES, check_file_rows, disk_state, page_text, stored_files, versions
+from support.index_pause import hold_next_run, release, until_held
 from support.sandbox import SMALL_WIKI, Sandbox, kill_daemon_of, mcp_session
 
 WIKI = "repo:sample:wiki"
 # Bounds a hang only: never a speed figure.
 DEADLINE_SECS = 180.0
-
-
-def hold_next_run(pause: Path) -> None:
-    pause.mkdir(exist_ok=True)
-    (pause / "progress.pause").touch()
-
-
-async def until_held(pause: Path) -> None:
-    deadline = time.monotonic() + DEADLINE_SECS
-    while not (pause / "progress.reached").exists():
-        assert time.monotonic() < deadline, "the index run never reached its first progress report"
-        await asyncio.sleep(0.05)
-
-
-def release(pause: Path) -> None:
-    (pause / "progress.go").touch()
 
 
 def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.Popen[str]:

@@ -17,27 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from hallouminate.client import DaemonConnection, connect_or_spawn, stop_daemon
+from support.index_pause import hold_next_run, release, until_held
 from support.sandbox import SMALL_WIKI, Sandbox, mcp_session
 
 QUESTION = "How does the MCP shim reach the daemon?"
 # Bounds a hang only (the old behaviour held a search for the whole run): never a speed figure.
 DEADLINE_SECS = 120.0
-
-
-def hold_next_run(pause: Path) -> None:
-    pause.mkdir(exist_ok=True)
-    (pause / "progress.pause").touch()
-
-
-async def until_held(pause: Path) -> None:
-    deadline = time.monotonic() + DEADLINE_SECS
-    while not (pause / "progress.reached").exists():
-        assert time.monotonic() < deadline, "the index run never reached its first progress report"
-        await asyncio.sleep(0.05)
-
-
-def release(pause: Path) -> None:
-    (pause / "progress.go").touch()
 
 
 async def running(conn: DaemonConnection) -> dict[str, dict[str, Any]]:

@@ -165,6 +165,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "move_markdown": {"corpus": WIKI, "from": "overview.md", "to": "moved.md"},
     "get_document": {"path": "overview.md"},
     "get_connection_graph": {"start": "overview.md"},
+    "get_best_practice": {"target": "python"},
 }
 
 
