@@ -414,3 +414,166 @@ def test_serve_refuses_a_bad_kb_path(tmp_path: Path) -> None:
         done = serve(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr, (args, done.stderr)
+
+
+# -- navigation through the face: get_document, get_connection_graph, get_best_practice, kb:// resources --
+
+
+async def test_get_document_serves_only_the_exact_indexed_spelling(world: Sandbox) -> None:
+    async with face(world) as session:
+        await ready(session)
+        doc = (
+            await session.call_tool("get_document", {"path": "deep-dive/search/hybrid-ranking.md"})
+        ).structured_content
+        assert doc is not None
+        assert (doc["path"], doc["title"], doc["date"], doc["tags"]) == (
+            "deep-dive/search/hybrid-ranking.md",
+            "Hybrid ranking",
+            "2026-04-12",
+            ["search", "ranking"],
+        )
+        assert doc["topic"] == "search" and doc["truncated"] is False
+        assert doc["content"] == (FIXTURE / "deep-dive" / "search" / "hybrid-ranking.md").read_text()
+        japanese = (
+            await session.call_tool("get_document", {"path": "ja/運用/バックアップ.md"})
+        ).structured_content
+        assert japanese is not None and japanese["title"] == "バックアップ手順"
+        # A name the index cannot hold is refused before the disk is looked at: the same answer whether
+        # or not a file is there.
+        for there, absent in [
+            ("./notes.md", "./absent.md"),
+            ("guides//troubleshooting.md", "guides//absent.md"),
+            ("guides/../notes.md", "guides/../absent.md"),
+            (str(world.root / "kb" / "notes.md"), str(world.root / "kb" / "absent.md")),
+            ("guides\\troubleshooting.md", "guides\\absent.md"),
+        ]:
+            first = await refused(session, "get_document", {"path": there})
+            second = await refused(session, "get_document", {"path": absent})
+            assert first.replace("notes", "X").replace("troubleshooting", "X") == second.replace(
+                "absent", "X"
+            ), (there, first, second)
+        # Another spelling the index could hold is looked up and answered "not found", like a miss.
+        for other in ["Notes.md", "GUIDES/troubleshooting.md", "deep-dive/search/Hybrid-Ranking.md"]:
+            message = await refused(session, "get_document", {"path": other})
+            assert "not" in message and "index" in message, message
+        assert "not" in await refused(session, "get_document", {"path": "absent.md"})
+
+
+async def test_get_connection_graph_clamps_and_reports_its_bounds(world: Sandbox) -> None:
+    start = "deep-dive/search/hybrid-ranking.md"
+    async with face(world) as session:
+        await ready(session)
+
+        async def graph(**args: Any) -> dict[str, Any]:
+            result = await session.call_tool("get_connection_graph", {"start": start, **args})
+            assert not result.is_error and result.structured_content is not None, result.content
+            return result.structured_content
+
+        walk = await graph()
+        assert walk["start_path"] == start and walk["nodes"] and walk["truncated"] is False
+        assert {"total_nodes", "max_depth_reached", "knn_queries", "duration_ms", "seeds_used"} <= set(
+            walk["stats"]
+        )
+        assert all(node["path"] != start for node in walk["nodes"])
+        node = walk["nodes"][0]
+        assert {
+            "node_id",
+            "parent_id",
+            "depth",
+            "chunk_id",
+            "score",
+            "path",
+            "heading",
+            "title",
+            "topic",
+            "snippet",
+        } <= set(node)
+        assert node["depth"] == 1 and node["parent_id"] is None
+        # Out-of-range values are clamped, as GrooveSeek does, and the clamping is reported.
+        clamped = await graph(depth=9, fan_out=50, max_nodes=5000, max_seed_chunks=0, min_similarity=2)
+        used = {c["param"]: (c["given"], c["used"]) for c in clamped["clamped"]}
+        assert used["depth"] == (9, 3) and used["fan_out"] == (50, 20) and used["max_nodes"] == (5000, 2000)
+        assert used["max_seed_chunks"] == (0, 1) and used["min_similarity"][1] == 1
+        assert (await graph(max_nodes=0))["nodes"] == []
+        # The node budget and the seed bound cut the walk short and say so.
+        budget = await graph(max_nodes=2, min_similarity=0)
+        assert len(budget["nodes"]) == 2 and budget["truncated"] is True
+        assert [t["reason"] for t in budget["truncation"]] == ["node_budget"]
+        seeds = await graph(max_seed_chunks=1, min_similarity=0)
+        assert seeds["stats"]["seeds_used"] == 1 and "seed_chunks" in [
+            t["reason"] for t in seeds["truncation"]
+        ]
+        # GrooveSeek's spelling of the strategy, the centroid, dedup and exclusions.
+        assert (await graph(seed_strategy="all-chunks"))["nodes"]
+        centroid = await graph(seed_strategy="centroid", min_similarity=0)
+        assert centroid["nodes"] and centroid["stats"]["seeds_used"] == walk["stats"]["seeds_used"]
+        # One neighbour query for the start's mean vector instead of one per seed chunk.
+        assert centroid["stats"]["knn_queries"] < (await graph(min_similarity=0))["stats"]["knn_queries"]
+        dedup = await graph(dedup_by_path=True, min_similarity=0, depth=3)
+        dedup_paths = [n["path"] for n in dedup["nodes"]]
+        assert len(dedup_paths) == len(set(dedup_paths))
+        excluded = await graph(exclude_paths=["deep-dive/search/reranking.md"], min_similarity=0)
+        assert "deep-dive/search/reranking.md" not in {n["path"] for n in excluded["nodes"]}
+        only_ja = await graph(category="ja", min_similarity=0)
+        assert only_ja["nodes"] and {n["path"].split("/")[0] for n in only_ja["nodes"]} == {"ja"}
+        missing = await refused(session, "get_connection_graph", {"start": "deep-dive/search/absent.md"})
+        assert "deep-dive/search/absent.md" in missing
+
+
+async def test_get_best_practice_reads_the_configured_page_without_revealing_it(world: Sandbox) -> None:
+    kb = world.root / "kb-practice"
+    shutil.copytree(FIXTURE, kb)
+    (kb / "practices").mkdir()
+    (kb / "practices" / "claude-code.md").write_text(
+        "# Claude Code\n\nGeneral advice.\n\n## Prompts\n\nKeep prompts short.\n\n## Testing\n\nRun the tests.\n"
+    )
+    async with face(world, kb) as session:
+        await ready(session)
+        assert "not configured" in await refused(session, "get_best_practice", {"target": "claude-code"})
+        baseline = world.config_file.read_text() if world.config_file.exists() else ""
+        world.write_config(baseline + '\n[best_practice]\npath_templates = ["practices/{target}.md"]\n')
+        try:
+            whole = (
+                await session.call_tool("get_best_practice", {"target": "claude-code"})
+            ).structured_content
+            assert whole is not None and whole["target"] == "claude-code"
+            assert whole["content"].startswith("# Claude Code") and "Run the tests." in whole["content"]
+            section = (
+                await session.call_tool("get_best_practice", {"target": "claude-code", "category": "TESTING"})
+            ).structured_content
+            assert section is not None and "Run the tests." in section["content"]
+            assert "Keep prompts short." not in section["content"]
+            miss = await refused(
+                session, "get_best_practice", {"target": "claude-code", "category": "deploy"}
+            )
+            assert "Prompts" in miss and "Testing" in miss
+            for bad in ["../notes", "a/b"]:
+                assert "practices/" not in await refused(session, "get_best_practice", {"target": bad})
+            assert "practices/" not in await refused(session, "get_best_practice", {"target": "absent"})
+        finally:
+            world.write_config(baseline)
+
+
+async def test_the_face_lists_and_reads_its_knowledge_base_as_kb_resources(world: Sandbox) -> None:
+    async with face(world) as session:
+        await ready(session)
+        listed = {r.name: r for r in (await session.list_resources()).resources}
+        assert listed["(root)"].description == "1 indexed document(s) under (root)"
+        assert str(listed["(root)"].uri) == "kb://topic/"
+        assert listed["deep-dive/search"].description == "2 indexed document(s) under deep-dive/search"
+        assert str(listed["ja/運用"].uri) == "kb://topic/ja/%E9%81%8B%E7%94%A8"
+        assert {r.mime_type for r in listed.values()} == {"text/markdown"}
+        templates = (await session.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["kb://doc/{path}"]
+        group = await session.read_resource("kb://topic/deep-dive/search")
+        assert getattr(group.contents[0], "text", "") == (
+            "- `deep-dive/search/hybrid-ranking.md` — kb://doc/deep-dive/search/hybrid-ranking.md\n"
+            "- `deep-dive/search/reranking.md` — kb://doc/deep-dive/search/reranking.md\n"
+        )
+        page = await session.read_resource("kb://doc/notes.md")
+        assert getattr(page.contents[0], "text", "") == (FIXTURE / "notes.md").read_text()
+        assert page.contents[0].mime_type == "text/markdown"
+        for uri in ["kb://doc/Notes.md", "kb://doc/absent.md", "kb://doc/../notes.md", "kb://other/notes.md"]:
+            with pytest.raises(MCPError) as caught:
+                await session.read_resource(uri)
+            assert caught.value.error.code == INVALID_PARAMS, uri

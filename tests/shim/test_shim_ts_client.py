@@ -5,6 +5,7 @@ checked by that SDK against the published output schema."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from support.ts_sdk import TsSession, node, ts_session
 # The versions the TypeScript SDK (1.32) asks for and accepts: it sends its latest and refuses any answer
 # outside this list; the mcp 2.x server must settle on one of them.
 TS_SDK_LATEST = "2025-11-25"
+GROOVESEEK_KB = Path(__file__).resolve().parents[1] / "fixtures" / "grooveseek_kb"
 
 # Each face: its `serve` arguments (given the test's sandbox and repository), and its tools. One line per face.
 FACES: dict[str, tuple[Callable[[Sandbox, Path], list[str]], set[str]]] = {
@@ -156,6 +158,54 @@ def test_the_typescript_client_lists_and_reads_the_kb_resources(sandbox: Sandbox
     )
     error = session.error(5)
     assert error["code"] == -32602 and error["data"]["problem"] == "resource_not_found"
+
+
+def test_the_typescript_client_drives_every_grooveseek_face_tool_and_its_resources(sandbox: Sandbox) -> None:
+    """The GrooveSeek face over the GrooveSeek-style fixture: each of its six tools called through the SDK
+    (which checks every structuredContent against the listed output schema), then its kb:// resources."""
+    kb = sandbox.root / "kb"
+    shutil.copytree(GROOVESEEK_KB, kb)
+    (kb / "practices").mkdir()
+    (kb / "practices" / "python.md").write_text("# Python\n\n## Testing\n\nUse pytest.\n")
+    with sandbox.config_file.open("a") as config:
+        config.write('\n[best_practice]\npath_templates = ["practices/{target}.md"]\n')
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("rebuild_index", {}),
+        ("search", {"query": "reciprocal rank fusion", "limit": 3}),
+        ("list_topics", {}),
+        ("get_document", {"path": "deep-dive/search/hybrid-ranking.md"}),
+        ("get_best_practice", {"target": "python", "category": "testing"}),
+        ("get_connection_graph", {"start": "deep-dive/search/hybrid-ranking.md", "max_nodes": 3}),
+    ]
+    assert {name for name, _args in calls} == set(FACE_TOOLS), (
+        "a tool of the GrooveSeek face is not called here"
+    )
+    requests: list[dict[str, object]] = [
+        {"method": "tools/call", "params": {"name": name, "arguments": args}} for name, args in calls
+    ]
+    requests += [
+        {"method": "resources/list"},
+        {"method": "resources/templates/list"},
+        {"method": "resources/read", "params": {"uri": "kb://topic/deep-dive/search"}},
+        {"method": "resources/read", "params": {"uri": "kb://doc/notes.md"}},
+        {"method": "resources/read", "params": {"uri": "kb://doc/Notes.md"}},
+    ]
+    args = ["--dialect", "grooveseek", "--kb-path", str(kb)]
+    session = ts_session(sandbox, requests, serve_args=args, cwd=sandbox.root)
+    for index, (name, _args) in enumerate(calls):
+        result = session.result(index)
+        assert result["isError"] is False and result["content"][0]["type"] == "text", name
+    assert (
+        session.result(1)["structuredContent"]["results"][0]["path"] == "deep-dive/search/hybrid-ranking.md"
+    )
+    assert "Use pytest." in session.result(4)["structuredContent"]["content"]
+    listed = {r["name"]: r["description"] for r in session.result(6)["resources"]}
+    assert listed["deep-dive/search"] == "2 indexed document(s) under deep-dive/search"
+    assert [t["uriTemplate"] for t in session.result(7)["resourceTemplates"]] == ["kb://doc/{path}"]
+    assert "kb://doc/deep-dive/search/reranking.md" in session.result(8)["contents"][0]["text"]
+    notes = session.result(9)["contents"][0]
+    assert notes["text"] == (GROOVESEEK_KB / "notes.md").read_text() and notes["mimeType"] == "text/markdown"
+    assert session.error(10)["data"]["problem"] == "resource_not_found"
 
 
 def test_without_node_the_typescript_client_fails_saying_how_to_get_it(
