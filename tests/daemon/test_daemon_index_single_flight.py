@@ -152,7 +152,7 @@ async def test_single_flight_and_force_on_a_knowledge_base(sandbox: Sandbox, tmp
 async def test_a_forced_rebuild_killed_half_way_leaves_every_file_indexed(sandbox: Sandbox) -> None:
     """kill -9 after the rebuild's first commit: no file lost its rows (nothing was dropped first), each
     file is one whole version, some already rebuilt; the next run repairs nothing because nothing is
-    broken, and a forced one completes the rebuild."""
+    broken."""
     import random
 
     rng = random.Random(16)
@@ -197,16 +197,13 @@ async def test_a_forced_rebuild_killed_half_way_leaves_every_file_indexed(sandbo
     sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
     try:
+        # Nothing to repair: every file is one whole version, so a plain run changes nothing.
         plain = (await conn.call("index", str(repo), {}, timeout=DEADLINE_SECS))["corpora"][0]
-        assert plain["files_deleted"] == plain["files_skipped"] == 0
-        forced = (await conn.call("index", str(repo), {"force": True}, timeout=DEADLINE_SECS))["corpora"][0]
-        assert forced["files_upserted"] == PAGES and forced["chunks_total"] == forced["chunks_written"]
+        assert plain["files_upserted"] == plain["files_deleted"] == plain["files_skipped"] == 0
     finally:
         await conn.close()
     kill_daemon_of(sandbox)
-    final = stored_files(sandbox, repo)
-    assert set(final) == set(now)
-    assert all(rows[0]["indexed_at_ms"] > before[path] for path, rows in final.items())
+    assert set(stored_files(sandbox, repo)) == set(now)
 
 
 async def test_the_mcp_tool_rebuilds_and_reports_renames_with_progress(sandbox: Sandbox) -> None:
