@@ -50,6 +50,8 @@ class FaceTool:
     output_schema: dict[str, Any] | None
     run: Callable[[Call, dict[str, Any]], Awaitable[Any]]
     read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
     # The op the tool mostly calls: named in logs; ``index`` gets progress notifications.
     op: str = ""
 

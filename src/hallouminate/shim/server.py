@@ -6,9 +6,9 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import anyio
 from mcp import MCPError
@@ -54,7 +54,7 @@ from hallouminate.shim.grooveseek import render as render_face
 from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
-from hallouminate.shim.tools import TOOLS, ToolSpec
+from hallouminate.shim.tools import TOOLS
 
 log = logging.getLogger("hallouminate.shim")
 
@@ -120,11 +120,6 @@ class DaemonLink:
                 self._conn = await connect_or_spawn(self.socket)
             return self._conn
 
-    async def call(
-        self, spec: ToolSpec, cwd: str, args: dict[str, Any], on_progress: ProgressCallback | None = None
-    ) -> Any:
-        return await self.call_op(spec.op, cwd, args, idempotent=spec.idempotent, on_progress=on_progress)
-
     async def call_op(
         self,
         op: str,
@@ -133,6 +128,23 @@ class DaemonLink:
         *,
         idempotent: bool,
         kb: bool = False,
+        session: Any = None,
+    ) -> Any:
+        """Send ``op`` to the daemon; an ``index`` sends MCP progress notifications to ``session``
+        (only when the request carried a progress token)."""
+        if op == "index" and session is not None:
+            async with McpProgress(session) as progress:
+                return await self._send(op, cwd, args, idempotent=idempotent, kb=kb, on_progress=progress)
+        return await self._send(op, cwd, args, idempotent=idempotent, kb=kb)
+
+    async def _send(
+        self,
+        op: str,
+        cwd: str,
+        args: dict[str, Any],
+        *,
+        idempotent: bool,
+        kb: bool,
         on_progress: ProgressCallback | None = None,
     ) -> Any:
         for attempt in (1, 2):
@@ -226,47 +238,23 @@ def build_server(
     resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(
-            tools=[
-                Tool(
-                    name=spec.name,
-                    description=spec.description,
-                    input_schema=spec.input_schema,
-                    output_schema=spec.output_schema,
-                    annotations=ToolAnnotations(
-                        read_only_hint=spec.read_only,
-                        destructive_hint=spec.destructive,
-                        idempotent_hint=spec.idempotent,
-                        open_world_hint=False,
-                    ),
-                )
-                for spec in TOOLS.values()
-            ]
-        )
+        return _listing(TOOLS.values())
 
     async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         spec = TOOLS.get(params.name)
         if spec is None:
             raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}"))
         arguments = dict(params.arguments or {})
-        try:
+
+        async def run() -> Any:
             validate_args(spec.input_schema, arguments, f"{spec.name} arguments")
             # cwd is checked and canonicalised here, before anything is sent to the daemon.
             cwd = str(canonical_cwd(arguments.pop("cwd", None)))
-            if spec.op == "index":  # sent only when the request carries a progress token
-                async with McpProgress(ctx.session) as progress:
-                    result = await link.call(spec, cwd, arguments, on_progress=progress)
-            else:
-                result = await link.call(spec, cwd, arguments)
-        except HallouminateError as exc:
-            raise to_mcp_error(exc) from None
-        except MCPError:
-            raise
-        except Exception as exc:  # never a raw traceback or JSON-RPC code 0
-            log.exception("tool %s failed", params.name)
-            raise to_mcp_error(
-                Bug(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
-            ) from None
+            return await link.call_op(
+                spec.op, cwd, arguments, idempotent=spec.idempotent, session=ctx.session
+            )
+
+        result = await _as_mcp(params.name, run)
         if not isinstance(result, dict):
             raise to_mcp_error(Bug(f"the daemon returned a malformed {spec.name} result"))
         text = RENDERERS[spec.op](result)
@@ -287,6 +275,60 @@ def build_server(
     return server, link
 
 
+class _Listed(Protocol):
+    """What a face publishes of a tool in ``tools/list`` (shim/tools.py ``ToolSpec``, shim/grooveseek.py
+    ``FaceTool``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def output_schema(self) -> dict[str, Any] | None: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def destructive(self) -> bool: ...
+    @property
+    def idempotent(self) -> bool: ...
+
+
+def _listing(tools: Iterable[_Listed]) -> ListToolsResult:
+    return ListToolsResult(
+        tools=[
+            Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool.input_schema,
+                output_schema=tool.output_schema,
+                annotations=ToolAnnotations(
+                    read_only_hint=tool.read_only,
+                    destructive_hint=tool.destructive,
+                    idempotent_hint=tool.idempotent,
+                    open_world_hint=False,
+                ),
+            )
+            for tool in tools
+        ]
+    )
+
+
+async def _as_mcp(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
+    """``run()``'s result, its errors as MCP errors: ours by their meaning, anything else a ``Bug`` (never
+    a raw traceback or JSON-RPC code 0)."""
+    try:
+        return await run()
+    except HallouminateError as exc:
+        raise to_mcp_error(exc) from None
+    except MCPError:
+        raise
+    except Exception as exc:
+        log.exception("tool %s failed", name)
+        raise to_mcp_error(Bug(f"{name} failed in the MCP server: {type(exc).__name__}: {exc}")) from None
+
+
 def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], DaemonLink]:
     """GrooveSeek's six tools over one knowledge base: every call is sent with cwd = ``kb_path`` and
     ``kb: true``. Errors are JSON-RPC errors, as GrooveSeek answers them (caller mistakes -32602, faults
@@ -297,23 +339,7 @@ def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], 
     resources = KbResources(link.connection, cwd, kb=True)
 
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(
-            tools=[
-                Tool(
-                    name=tool.name,
-                    description=tool.description,
-                    input_schema=tool.input_schema,
-                    output_schema=tool.output_schema,
-                    annotations=ToolAnnotations(
-                        read_only_hint=tool.read_only,
-                        destructive_hint=False,
-                        idempotent_hint=True,
-                        open_world_hint=False,
-                    ),
-                )
-                for tool in FACE_TOOLS.values()
-            ]
-        )
+        return _listing(FACE_TOOLS.values())
 
     async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         tool = FACE_TOOLS.get(params.name)
@@ -322,23 +348,13 @@ def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], 
         arguments = dict(params.arguments or {})
 
         async def call(op: str, args: dict[str, Any]) -> Any:
-            if op == "index":  # progress notifications when the request carries a token
-                async with McpProgress(ctx.session) as progress:
-                    return await link.call_op(op, cwd, args, idempotent=True, kb=True, on_progress=progress)
-            return await link.call_op(op, cwd, args, idempotent=True, kb=True)
+            return await link.call_op(op, cwd, args, idempotent=True, kb=True, session=ctx.session)
 
-        try:
+        async def run() -> Any:
             validate_args(tool.input_schema, arguments, f"{tool.name} arguments")
-            result = await tool.run(call, arguments)
-        except HallouminateError as exc:
-            raise to_mcp_error(exc) from None
-        except MCPError:
-            raise
-        except Exception as exc:  # never a raw traceback or JSON-RPC code 0
-            log.exception("tool %s failed", params.name)
-            raise to_mcp_error(
-                Bug(f"{params.name} failed in the MCP server: {type(exc).__name__}: {exc}")
-            ) from None
+            return await tool.run(call, arguments)
+
+        result = await _as_mcp(params.name, run)
         structured = result if tool.output_schema is not None and isinstance(result, dict) else None
         return CallToolResult(
             content=[TextContent(text=render_face(result))], structured_content=structured, is_error=False
