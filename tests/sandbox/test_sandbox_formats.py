@@ -44,3 +44,13 @@ def test_the_indexer_parses_as_markdown_exactly_what_is_markdown() -> None:
 def test_a_wiki_page_is_named_dot_md_in_lower_case() -> None:
     assert is_wiki_page("guides/setup.md") and is_markdown("guides/setup.md")
     assert not is_wiki_page("x.MD") and not is_wiki_page("x.markdown") and not is_wiki_page("README")
+
+
+def test_the_document_result_names_every_format_the_table_knows() -> None:
+    # protocol/results.py sits below sandbox and repeats the format words: they must stay the same set.
+    from typing import get_args, get_type_hints
+
+    from hallouminate.protocol.results import GetDocumentResult
+    from hallouminate.sandbox.formats import Format
+
+    assert set(get_args(get_type_hints(GetDocumentResult)["format"])) == set(get_args(Format))

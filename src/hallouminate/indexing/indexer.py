@@ -28,11 +28,12 @@ from pathlib import Path, PurePosixPath
 from hallouminate.config import CorpusSpec, Settings
 from hallouminate.errors import CallerError, TooLarge
 from hallouminate.indexing.chunker import Chunk, MarkdownPage, chunk_markdown
+from hallouminate.indexing.documents import ChunkContext, FormatLimits
 from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
-from hallouminate.indexing.pdf_text import chunk_pdf
 from hallouminate.indexing.problems import ProblemLog
 from hallouminate.indexing.quality import chunk_quality
+from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
 from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
@@ -44,6 +45,7 @@ from hallouminate.protocol.results import (
     SkippedFile,
 )
 from hallouminate.sandbox import file_format, is_markdown, read_file
+from hallouminate.sandbox.formats import is_binary_format
 
 Progress = Callable[[ProgressEvent], None]
 
@@ -120,13 +122,21 @@ class Indexer:
 
 
 def chunk_file(
-    rel: str, data: bytes, count_tokens: Callable[[str], int], budget: int
+    rel: str,
+    data: bytes,
+    count_tokens: Callable[[str], int],
+    budget: int,
+    limits: FormatLimits | None = None,
 ) -> MarkdownPage | TextPage:
     """Chunk one file by its format (from its extension); Markdown for anything not listed."""
     kind = file_format(rel)
     title = PurePosixPath(rel).name
-    if kind == "pdf":
-        return chunk_pdf(data, count_tokens, budget, title=title)
+    reader = reader_for(rel)
+    if reader is not None:
+        ctx = ChunkContext(rel, title, count_tokens, budget, limits or FormatLimits())
+        return reader.chunk(data, ctx)
+    if kind not in ("markdown", "text", "json"):
+        raise UnparseableFile(f"no reader for {kind} files in this version")
     text = data.decode("utf-8-sig")
     if kind == "text":
         return chunk_text(text, count_tokens, budget, title=title)
@@ -346,7 +356,7 @@ class _Run:
             return
         if old is None and is_markdown(rel) and self.move(rel, path, digest, st.st_size, st.st_mtime_ns):
             return
-        nul = data.find(b"\0") if file_format(rel) != "pdf" else -1
+        nul = data.find(b"\0") if not is_binary_format(rel) else -1
         if nul >= 0:  # git's test for a binary file; its text would be noise in every search
             self.skip(rel, "binary", f"binary content (a NUL byte at offset {nul}), not text")
             return

@@ -28,7 +28,7 @@ from hallouminate.indexing.text_chunker import (
     summarize,
 )
 
-__all__ = ["UnparseableFile", "chunk_pdf", "page_texts"]
+__all__ = ["PAGE_CRUMB", "UnparseableFile", "chunk_pdf", "page_texts", "pdf_title"]
 
 PAGE_CRUMB = "page:{}"
 
@@ -69,6 +69,14 @@ def page_texts(data: bytes) -> list[str | None]:
     if texts and all(text is None for text in texts):
         raise UnparseableFile(f"broken PDF: text of none of its {len(texts)} pages could be extracted")
     return [None if text is None else Source(text).src for text in texts]
+
+
+def pdf_title(data: bytes) -> str:
+    """The PDF's own /Title, whitespace collapsed; "" when it states none or cannot be opened."""
+    try:
+        return _metadata_title(_open(data))
+    except UnparseableFile:
+        return ""
 
 
 def _open(data: bytes) -> PdfReader:

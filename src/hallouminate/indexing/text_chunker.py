@@ -40,9 +40,12 @@ class UnparseableFile(ValueError):
 
 @dataclass(frozen=True)
 class TextChunk(Chunk):
-    """A ``Chunk`` that may come from a page of a PDF (1-based); ``None`` for text and JSON."""
+    """A ``Chunk`` that may come from a part of a document (a PDF page, a slide, a sheet: 1-based, its
+    lines counted in that part's extracted text); ``None`` for text, JSON and single-part documents."""
 
     page: int | None = None
+    # Source code only: the grammar's own word for the definition (``function_definition``, ...).
+    symbol_kind: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class TextPage:
     title: str
     summary: str
     chunks: list[TextChunk]
+    # Why the reader stopped before the end of the file (a limit), None when it read it whole: the chunks
+    # are indexed and the reason recorded as the file's problem.
+    cut: str | None = None
 
 
 def chunk_text(text: str, count_tokens: CountTokens, budget: int, *, title: str) -> TextPage:

@@ -491,7 +491,10 @@ class GetDocumentResult(TypedDict):
     truncated: bool
     corpus: str
     category: str | None
-    format: Literal["markdown", "text", "json", "pdf"]
+    # sandbox.formats.Format (protocol sits below sandbox, so the words are repeated; a test keeps them equal).
+    format: Literal[
+        "markdown", "text", "json", "pdf", "docx", "pptx", "xlsx", "ods", "csv", "tsv", "html", "code"
+    ]
     # The file's size on disk.
     bytes: int
     # kb://doc/<path>, when the document is on offer as a resource (docs/mcp.md#resources).

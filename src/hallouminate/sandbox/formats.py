@@ -13,14 +13,36 @@ from typing import Literal
 
 from hallouminate.protocol.limits import DOCUMENT_BINARY_MAX_BYTES, DOCUMENT_TEXT_MAX_BYTES
 
-Format = Literal["markdown", "text", "json", "pdf"]
+Format = Literal[
+    "markdown", "text", "json", "pdf", "docx", "pptx", "xlsx", "ods", "csv", "tsv", "html", "code"
+]
 
 TEXT_SUFFIXES = (".txt", ".text", ".log", ".rst")
+# Source code the indexer parses with tree-sitter (indexing/code.py picks the grammar by extension).
+CODE_SUFFIXES = (
+    ".py", ".pyi",
+    ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx",
+    ".go", ".rs", ".java",
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx",
+    ".sh", ".bash",
+)  # fmt: skip
 _FORMATS: dict[str, Format] = {
     **dict.fromkeys(TEXT_SUFFIXES, "text"),
     ".json": "json",
     ".pdf": "pdf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".ods": "ods",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".html": "html",
+    ".htm": "html",
+    **dict.fromkeys(CODE_SUFFIXES, "code"),
 }
+# Formats whose files are binary (zip containers, PDF): not decoded as UTF-8, capped as binary files.
+BINARY_FORMATS: frozenset[Format] = frozenset(("pdf", "docx", "pptx", "xlsx", "ods"))
 # A page of a repository wiki: Markdown named exactly so (lower case), which the default globs list.
 WIKI_PAGE_SUFFIX = ".md"
 
@@ -28,6 +50,11 @@ WIKI_PAGE_SUFFIX = ".md"
 def file_format(path: str) -> Format:
     """The format of the file at the corpus-relative ``path`` (extension, case-insensitive)."""
     return _FORMATS.get(PurePosixPath(path).suffix.lower(), "markdown")
+
+
+def is_binary_format(path: str) -> bool:
+    """Whether ``path``'s format is a binary container (PDF, Office, OpenDocument), not UTF-8 text."""
+    return file_format(path) in BINARY_FORMATS
 
 
 def is_markdown(path: str) -> bool:
@@ -54,8 +81,8 @@ def has_document_extension(path: str) -> bool:
 
 def document_cap(path: str) -> int:
     """The largest size on disk of a document ``path`` that a read returns: 1 MiB of Markdown or text,
-    50 MiB of a binary format (a PDF, whose extracted text is then cut to 1 MiB)."""
-    if file_format(path) == "pdf":
+    50 MiB of a binary format (a PDF, an Office document, whose extracted text is then cut to 1 MiB)."""
+    if is_binary_format(path):
         return DOCUMENT_BINARY_MAX_BYTES
     return DOCUMENT_TEXT_MAX_BYTES
 
