@@ -41,10 +41,10 @@ demo: model
 	$(BIN)/hallouminate index
 	$(BIN)/hallouminate ground "$(DEMO_QUESTION)" --top-files 3
 
-# Two workers (pytest-xdist), a test file per worker so module-scoped daemons are not started twice:
-# 10 min 12 s for 1,126 tests on a quiet 2-core machine (December 2026; 9 min 51 s serial at 850 tests).
+# Two workers (pytest-xdist), a test file per worker so module-scoped daemons are not started twice, the
+# longest files handed out first (tests/support/schedule.py; xdist's own order would leave them for the end).
 test: model
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The long tiers of the fuzz and fault tests (the quick tiers run in `make test`).
 stress: model

@@ -18,6 +18,7 @@ import pytest
 
 from hallouminate import xdg
 from support.sandbox import Sandbox, private_world
+from support.schedule import longest_files_first
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
@@ -83,3 +84,11 @@ def baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "xdg" / "xdg_config_home" / "hallouminate" / "config.toml"
     path.parent.mkdir(parents=True)
     return path
+
+
+# -- scheduling ---------------------------------------------------------------------------------------------
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the longest test files first (``support.schedule``); a plain run keeps the
+    collection order."""
+    if hasattr(config, "workerinput"):
+        items[:] = longest_files_first(items)

@@ -1,0 +1,65 @@
+"""The order test files are handed to pytest-xdist's workers in: the longest first.
+
+`make test` runs two workers with ``--dist loadfile`` (a file per worker, so a module-scoped daemon starts
+once). xdist's own order puts the files with the most tests first, which leaves the long files of one to
+three tests (kill -9 cycles, load tests, crash safety) for the end: one worker then runs a 100-second file
+alone while the other idles. Handing out the longest first (``--no-loadscope-reorder`` keeps our order)
+lets the many short files even out the two workers' ends.
+
+The weights are the files' serial seconds measured on the 2-core machine (December 2026, under load from
+other work, so only their order matters). A file not listed (a new one) goes after every listed one, in
+collection order; list it here once it is among the longest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+# tests/<path>: serial seconds of the whole file (setup, calls and teardown).
+FILE_SECONDS: dict[str, float] = {
+    "reliability/test_kill9_cycles.py": 192.5,
+    "daemon/test_daemon_watcher.py": 191.1,
+    "daemon/test_daemon_crash_safety.py": 166.8,
+    "daemon/test_daemon_index_single_flight.py": 126.9,
+    "daemon/test_daemon_never_waits.py": 125.1,
+    "reliability/test_load_writes.py": 123.6,
+    "daemon/test_daemon_lifecycle.py": 112.5,
+    "reliability/test_load_shims.py": 74.1,
+    "daemon/test_daemon_load.py": 45.7,
+    "daemon/test_daemon_hostile_frames.py": 37.9,
+    "daemon/test_daemon_socket.py": 35.0,
+    "daemon/test_daemon_resolve.py": 32.0,
+    "reliability/test_faults.py": 27.9,
+    "reliability/test_bounds.py": 14.4,
+    "reliability/test_read_path_attacks.py": 12.3,
+    "daemon/test_daemon_knowledge_base.py": 9.9,
+    "daemon/test_query_batcher.py": 5.1,
+}
+
+
+class _Item(Protocol):
+    @property
+    def nodeid(self) -> str: ...
+
+
+T = TypeVar("T", bound=_Item)
+
+
+def file_of(nodeid: str) -> str:
+    """``tests/a/test_b.py::test_c[x]`` -> ``a/test_b.py`` (node ids are relative to the rootdir)."""
+    path = nodeid.split("::", 1)[0]
+    return path.removeprefix("tests/")
+
+
+def longest_files_first(items: Sequence[T]) -> list[T]:
+    """``items`` with each file's tests kept together and in their order, the files longest first."""
+    first_seen: dict[str, int] = {}
+    for item in items:
+        first_seen.setdefault(file_of(item.nodeid), len(first_seen))
+
+    def key(item: T) -> tuple[float, int]:
+        name = file_of(item.nodeid)
+        return (-FILE_SECONDS.get(name, 0.0), first_seen[name])
+
+    return sorted(items, key=key)
