@@ -51,7 +51,9 @@ from support.sandbox import Sandbox, kill_daemon_of
 
 CYCLES = int(os.environ.get("HALLOUMINATE_KILL_CYCLES", "6"))
 SEED = 8_2026
-BULK = 24  # pages under bulk/, ~10 chunks each
+# Pages under bulk/, ~10 chunks each: an index cycle's run re-embeds up to all of them, long enough for a
+# kill somewhere inside it (the moment is scaled to the run's measured length).
+BULK = 16
 CORPUS = "repo:crash:wiki"
 pytestmark = pytest.mark.timeout(max(300, CYCLES * 90 + 180))
 

@@ -24,6 +24,12 @@ from support.sandbox import Sandbox, mcp_session
 
 WRITERS = 4
 EDITS = 5
+# The large index the writes to another corpus must not wait for: ~500 chunks, ten times what those writes
+# and their searches take even on a loaded machine (each one embeds a single chunk).
+BIG_PAGES = 48
+# Each of the concurrent index runs: ~100 chunks, so that all of them are still embedding while the other
+# corpus's calls are served.
+RUN_PAGES = 10
 
 
 def shared_page() -> str:
@@ -97,8 +103,8 @@ async def test_a_write_to_one_corpus_does_not_wait_for_an_index_or_a_write_of_an
     big = sandbox.make_repo("big", wiki=None)
     other = sandbox.make_repo("other", wiki=None)
     big_corpus, other_corpus = "repo:big:wiki", "repo:other:wiki"
-    # ~80 pages of ~10 chunks: an index of many seconds, against writes of a fraction of a second.
-    for i in range(80):
+    # BIG_PAGES pages of ~10 chunks: an index of many seconds, against writes of a fraction of a second.
+    for i in range(BIG_PAGES):
         (big / ".hallouminate" / "wiki" / f"page-{i:02d}.md").write_text(page_text(rng, f"page-{i:02d}"))
     sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
@@ -199,7 +205,7 @@ async def test_a_write_to_one_corpus_does_not_wait_for_an_index_or_a_write_of_an
         f"{finished['same'] - finished['index']:.2f} s after the index; long write to big: "
         f"{finished['long'] - began:.1f} s, writes to other meanwhile: {', '.join(f'{w:.2f}' for w in beside)} s"
     )
-    assert report["corpora"][0]["files_upserted"] == 80
+    assert report["corpora"][0]["files_upserted"] == BIG_PAGES
     # Generous (two loaded cores): a write that queued behind the run would take most of it.
     assert max(waits) < took / 2, (waits, took)
 
@@ -214,7 +220,7 @@ async def test_many_index_runs_at_once_do_not_hold_up_a_write_or_a_read_of_anoth
     bigs = []
     for n in range(runs):
         repo = sandbox.make_repo(f"big{n}", wiki=None)
-        for i in range(14):
+        for i in range(RUN_PAGES):
             (repo / ".hallouminate" / "wiki" / f"page-{i}.md").write_text(page_text(rng, f"page-{i}"))
         bigs.append(repo)
     other = sandbox.make_repo("other", wiki=None)
@@ -264,7 +270,7 @@ async def test_many_index_runs_at_once_do_not_hold_up_a_write_or_a_read_of_anoth
             reports = await asyncio.gather(*indexing)
     finally:
         await conn.close()
-    assert all(r["corpora"][0]["files_upserted"] == 14 for r in reports)
+    assert all(r["corpora"][0]["files_upserted"] == RUN_PAGES for r in reports)
     print(
         f"{runs} index runs at once, the first ended after {min(ended) - started:.1f} s; meanwhile on "
         f"another corpus: {', '.join(f'{op} {t:.2f} s' for op, t in took.items())}"
