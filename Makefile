@@ -43,7 +43,10 @@ demo: model
 
 # Two workers (pytest-xdist), a test file per worker so module-scoped daemons are not started twice, the
 # longest files handed out first (tests/support/schedule.py; xdist's own order would leave them for the end).
+# The sources are compiled first: with PYTHONDONTWRITEBYTECODE set, a module edited since `make setup` would
+# be compiled again by every daemon, CLI and shim process the tests start.
 test: model
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The long tiers of the fuzz and fault tests (the quick tiers run in `make test`).
