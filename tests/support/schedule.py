@@ -6,9 +6,10 @@ three tests (kill -9 cycles, load tests, crash safety) for the end: one worker t
 alone while the other idles. Handing out the longest first (``--no-loadscope-reorder`` keeps our order)
 lets the many short files even out the two workers' ends.
 
-The weights are the files' serial seconds measured on the 2-core machine (December 2026, under load from
-other work, so only their order matters). A file not listed (a new one) goes after every listed one, in
-collection order; list it here once it is among the longest.
+The weights are the files' serial seconds (``pytest --durations=0``, one directory at a time) measured on
+the shared 2-core machine (December 2026, under load from other work: only their order matters); files
+under 10 s are not listed. A file not listed (a new one) goes after every listed one, in collection order;
+list it here once it is among the longest.
 """
 
 from __future__ import annotations
@@ -25,22 +26,49 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_never_waits.py": 125.1,
     "reliability/test_load_writes.py": 123.6,
     "daemon/test_daemon_lifecycle.py": 112.5,
+    "shim/test_shim_stdio.py": 81.5,
     "wiki/test_move_crash_safety.py": 74.6,
     "reliability/test_load_shims.py": 74.1,
+    "shim/test_grooveseek_face.py": 68.7,
+    "shim/test_shim_ts_client.py": 64.3,
     "wiki/test_wiki_crash_safety.py": 51.9,
+    "shim/test_shim_kb_resources.py": 45.7,
     "daemon/test_daemon_load.py": 45.7,
+    "cli/test_cli_index_reports.py": 42.8,
+    "shim/test_shim_read_tools.py": 41.1,
     "wiki/test_move_markdown.py": 38.0,
     "daemon/test_daemon_hostile_frames.py": 37.9,
     "daemon/test_daemon_socket.py": 35.0,
     "wiki/test_wiki_writes.py": 34.9,
     "daemon/test_daemon_resolve.py": 32.0,
+    "cli/test_cli_commands.py": 28.4,
     "reliability/test_faults.py": 27.9,
+    "cli/test_cli_install.py": 25.1,
+    "search/test_ground_rerank.py": 24.9,
+    "evaluation/test_eval_command.py": 24.0,
+    "shim/test_shim_error_families.py": 23.9,
+    "cli/test_cli_speaks_cli.py": 23.8,
+    "shim/test_shim_unreachable.py": 20.4,
+    "shim/test_shim_warm_host.py": 20.3,
+    "search/test_ground_mcp_caps.py": 19.9,
+    "search/test_connection_graph.py": 19.3,
+    "shim/test_shim_raw_stdio.py": 19.3,
+    "shim/test_shim_doc_promises.py": 18.7,
+    "search/test_ground_filters.py": 16.9,
+    "search/test_ground_quality.py": 16.3,
+    "search/test_assembly_fast_paths.py": 15.6,
     "reliability/test_bounds.py": 14.4,
+    "browse/test_best_practice_tool.py": 14.3,
+    "evaluation/test_eval_grooveseek.py": 13.7,
+    "search/test_ground_confidence.py": 13.7,
     "wiki/test_wiki_path_attacks.py": 13.2,
+    "shim/test_shim_prompts.py": 13.2,
     "reliability/test_read_path_attacks.py": 12.3,
     "wiki/test_move_path_attacks.py": 12.1,
-    "daemon/test_daemon_knowledge_base.py": 9.9,
-    "daemon/test_query_batcher.py": 5.1,
+    "search/test_ground_mcp_rules.py": 11.3,
+    "search/test_changed_since.py": 10.6,
+    "search/test_ground_repo_settings.py": 10.6,
+    "search/test_list_topics.py": 10.1,
 }
 
 
