@@ -2,7 +2,7 @@
 
 Bombs, a spreadsheet of a million empty rows, 100,000 nested divs, 5 MB of minified JavaScript on one line,
 and corrupt files (a truncated Word document, a PDF named .xlsx, a CSV with an invalid UTF-8 byte). Each is
-built in a second or two and never held whole in memory: the zip bombs stream their 1 GiB member through
+built in a second or two and never held whole in memory: the zip bombs stream their 512 MiB member through
 ``zipfile``'s writer in 1 MiB blocks, the big XML and text are written piece by piece.
 
 Used by tests/indexing/test_hostile_files.py and bench/hostile_rss.py; ``GENERATORS`` lists them all.
@@ -17,14 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 MIB = 1024 * 1024
-# What a bomb's member inflates to: 20 times the default max_decompressed_size (50 MiB).
-BOMB_BYTES = 1024 * MIB
+# What a bomb's member inflates to: 10 times the default max_decompressed_size (50 MiB), and more than
+# the 300 MB a daemon may grow by while indexing it. Deflated, ~2.3 MB: under every size cap (4 MiB is
+# the smallest), so it is the decompression budget that must stop it.
+BOMB_BYTES = 512 * MIB
 # The empty rows of empty_rows_xlsx, and the rows its sheet claims (Excel's last row).
 EMPTY_ROWS = 1_000_000
 SHEET_LAST_ROW = 1_048_576
 NESTED_DIVS = 100_000
 MINIFIED_BYTES = 5_000_000
-# Level 1 deflates 1 GiB of blanks in ~2 s to ~4.6 MB (level 9: 1 MB, but ~7 s).
+# Level 1 deflates 512 MiB of blanks in ~1 s (levels 4-9 shrink it 4 times more, 7 times slower).
 _BOMB_LEVEL = 1
 
 # Words the real parts of these files say, for a test to look for.
@@ -103,15 +105,15 @@ def _inflated_at(marker: bytes) -> Callable[[bytes, io.BufferedIOBase], None]:
 
 
 def zip_bomb_docx(directory: Path, name: str = "bomb.docx") -> Path:
-    """A real Word document whose word/document.xml inflates to 1 GiB (blanks inside <w:body>); the zip
-    declares that size honestly, ~4.6 MB on disk."""
+    """A real Word document whose word/document.xml inflates to 512 MiB (blanks inside <w:body>); the zip
+    declares that size honestly, ~2.3 MB on disk."""
     path = directory / name
     _rewrite_zip(_docx_bytes(), path, "word/document.xml", _inflated_at(b"<w:body>"))
     return path
 
 
 def zip_bomb_xlsx(directory: Path, name: str = "bomb.xlsx") -> Path:
-    """A real workbook whose first sheet's XML inflates to 1 GiB (blanks inside <sheetData>)."""
+    """A real workbook whose first sheet's XML inflates to 512 MiB (blanks inside <sheetData>)."""
     path = directory / name
     _rewrite_zip(_xlsx_bytes(), path, "xl/worksheets/sheet1.xml", _inflated_at(b"<sheetData>"))
     return path
