@@ -346,8 +346,9 @@ def table(figures: dict[str, Any]) -> list[str]:
     """The Markdown table of a run (also used by the suite's report)."""
     code = figures["code_package"]
     lines = [
-        "| kind | files | chunks | index s | pipeline chunks/s | bare chunks/s | pipeline / bare | by CPU s | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| kind | files | chunks | index s | pipeline chunks/s | bare chunks/s | pipeline / bare | by CPU s "
+        "| CPU s of others, index / bare | note |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for kind, k in figures["kinds"].items():
         note = ""
@@ -361,12 +362,13 @@ def table(figures: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {kind} | {k['files']} | {k['chunks']:,} | {k['seconds']:.1f} | {_num(k['chunks_per_s'], '.1f')} "
             f"| {_num(k['bare']['chunks_per_s'], '.1f')} | {_num(k['pipeline_ratio'], '.2f')} "
-            f"| {_num(k['pipeline_ratio_cpu'], '.2f')} | {note.replace('|', '/')} |"
+            f"| {_num(k['pipeline_ratio_cpu'], '.2f')} "
+            f"| {k['others_cpu_s']:.0f} / {k['bare']['others_cpu_s']:.0f} | {note.replace('|', '/')} |"
         )
     t = figures["total"]
     lines.append(
         f"| **total** | {t['files']} | {t['chunks']:,} | {t['seconds']:.1f} | {_num(t['chunks_per_s'], '.1f')} "
-        f"| {_num(t['bare_chunks_per_s'], '.1f')} | {_num(t['pipeline_ratio'], '.2f')} | | |"
+        f"| {_num(t['bare_chunks_per_s'], '.1f')} | {_num(t['pipeline_ratio'], '.2f')} | | | |"
     )
     return lines
 
