@@ -11,6 +11,7 @@ skipped with "no reader for ..." and the checks that need the reader's own reaso
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ def hostile(model_cache: Path) -> Iterator[Hostile]:
         write(
             repo / ".hallouminate" / "config.toml",
             '[[repository]]\nname = "hostile"\npath = "."\ncorpus_paths = ["files"]\n'
-            f"corpus_globs = {GLOBS!r}\n".replace("'", '"'),
+            f"corpus_globs = {json.dumps(GLOBS)}\n",
         )
         (repo / ".hallouminate" / "wiki").mkdir()
         files = repo / "files"
