@@ -3,6 +3,7 @@ never cross a slide, and the files it refuses (decks written by python-pptx)."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import pytest
@@ -126,6 +127,19 @@ def test_small_budgets_split_within_a_slide_never_across_and_chunks_are_their_li
     one = [c for c in page.chunks if c.page == 1 and "notes" not in c.heading_path]
     assert len(one) > 2
     assert all(set(a.text.split()) & set(b.text.split()) for a, b in pairwise(one))
+
+
+def test_a_shape_python_pptx_cannot_type_is_still_read() -> None:
+    # A rectangle stripped of its geometry is no autoshape, freeform or text box to python-pptx, whose
+    # shape_type then raises: the reader must not depend on it (the deck was unparseable when it did).
+    def strip_geometry(xml: bytes) -> bytes:
+        stripped, count = re.subn(rb"<a:prstGeom [^>]*>.*?</a:prstGeom>", b"", xml, flags=re.DOTALL)
+        assert count == 1
+        return stripped
+
+    deck = pptx_bytes([Slide("Odd", rectangles=[Box(1, 2, "text in a shape of no known type")])])
+    data = with_member(deck, "ppt/slides/slide1.xml", strip_geometry)
+    assert parts(data) == [("slide:1", "Slide 1: Odd", "Odd\n\ntext in a shape of no known type")]
 
 
 def test_slides_stop_at_max_extracted_chars_and_say_so() -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import docx
 import pptx
+from pptx.enum.shapes import MSO_SHAPE
 from pptx.util import Inches
 
 # -- Word ------------------------------------------------------------------------------------------------
@@ -87,6 +88,8 @@ class Slide:
     # Text boxes grouped together, placed at the group's position.
     group: list[Box] = field(default_factory=list)
     notes: str | None = None
+    # Rectangles (autoshapes) with text, as opposed to text boxes.
+    rectangles: list[Box] = field(default_factory=list)
 
 
 def pptx_bytes(slides: Sequence[Slide], *, title: str | None = None) -> bytes:
@@ -100,6 +103,11 @@ def pptx_bytes(slides: Sequence[Slide], *, title: str | None = None) -> bytes:
             slide.shapes.title.text = spec.title
         for box in spec.boxes:
             _add_box(slide.shapes, box)
+        for box in spec.rectangles:
+            shape = slide.shapes.add_shape(
+                MSO_SHAPE.RECTANGLE, Inches(box.left), Inches(box.top), Inches(3), Inches(1)
+            )
+            shape.text_frame.text = box.text
         if spec.table is not None:
             left, top, rows = spec.table
             frame = slide.shapes.add_table(
@@ -142,13 +150,17 @@ def zip_bomb(member: str, size: int) -> bytes:
     return out.getvalue()
 
 
-def with_member(data: bytes, name: str, content: bytes) -> bytes:
-    """The zip ``data`` with member ``name`` replaced by ``content`` (the others copied as they are)."""
+def with_member(data: bytes, name: str, content: bytes | Callable[[bytes], bytes]) -> bytes:
+    """The zip ``data`` with member ``name`` replaced by ``content`` (or by ``content(old bytes)``), the
+    others copied as they are."""
     out = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(data)) as source,
         zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
     ):
         for info in source.infolist():
-            target.writestr(info, content if info.filename == name else source.read(info.filename))
+            member = source.read(info.filename)
+            if info.filename == name:
+                member = content(member) if callable(content) else content
+            target.writestr(info, member)
     return out.getvalue()

@@ -23,13 +23,14 @@ Limits: the zip is checked by ``open_zip`` before python-pptx sees a byte (``Ove
 from __future__ import annotations
 
 import io
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pptx
-from pptx.enum.shapes import MSO_SHAPE_TYPE
+from pptx.shapes.group import GroupShape
 
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
 from hallouminate.indexing.docx_reader import cut_at_space, library_error
@@ -51,6 +52,8 @@ SLIDE_CRUMB = "slide:{}"
 NOTES_MARKER = "Notes:"
 NOTES_CRUMB = "notes"
 _SPACES = re.compile(r"\s+")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ def _slide(number: int, slide: Any) -> _Slide:
     for shape in _reading_order(slide.shapes):
         if shape.shape_id == skip and shape.is_placeholder:
             continue
-        blocks.extend(block for block in _shape_blocks(shape) if block)
+        blocks.extend(_shape_blocks(shape))
     body = "\n\n".join(blocks)
     notes = _notes(slide)
     if not notes:
@@ -154,22 +157,40 @@ def _slide(number: int, slide: Any) -> _Slide:
 
 
 def _reading_order(shapes: Any) -> list[Any]:
-    # Placeholders without a position of their own inherit the layout's; None is taken as the top left.
-    return sorted(shapes, key=lambda shape: (shape.top or 0, shape.left or 0))
+    return sorted(shapes, key=_position)
 
 
-def _shape_blocks(shape: Any) -> Iterator[str]:
-    if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+def _position(shape: Any) -> tuple[int, int]:
+    # Placeholders without a position of their own inherit the layout's; none at all is the top left.
+    try:
+        return (shape.top or 0, shape.left or 0)
+    except Exception:  # a damaged transform costs the shape its place, not the deck
+        return (0, 0)
+
+
+def _shape_blocks(shape: Any) -> list[str]:
+    """The shape's text blocks; a shape python-pptx cannot read (a damaged or unknown element) gives none,
+    as one damaged PDF page costs only itself."""
+    try:
+        return [block for block in _blocks(shape) if block]
+    except Exception as exc:
+        log.debug("pptx shape %s: cannot read its text: %s", getattr(shape, "shape_id", "?"), exc)
+        return []
+
+
+def _blocks(shape: Any) -> Iterator[str]:
+    # isinstance, not shape_type: python-pptx raises on the type of a shape it does not recognise.
+    if isinstance(shape, GroupShape):
         for child in _reading_order(shape.shapes):
             yield from _shape_blocks(child)
-    elif getattr(shape, "has_table", False) and shape.has_table:
+    elif shape.has_table:
         rows = []
         for row in shape.table.rows:
             cells = [_collapse(cell.text) for cell in row.cells if not cell.is_spanned]
             if any(cells):
                 rows.append(" | ".join(cells))
         yield "\n".join(rows)
-    elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+    elif shape.has_text_frame:
         yield _lines(shape.text_frame.text)
 
 
