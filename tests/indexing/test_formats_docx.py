@@ -167,6 +167,23 @@ def test_merged_cells_once_and_a_nested_table_flattened_into_its_cell() -> None:
     assert view(data) == "Region | Quarter totals\nnorth | q1 10 q2 12 | 22\n"
 
 
+def test_hyperlinks_tracked_insertions_and_breaks_are_text_deletions_are_not() -> None:
+    marked = (
+        b'<w:r><w:t xml:space="preserve">Visit </w:t></w:r>'
+        b'<w:hyperlink r:id="rId99"><w:r><w:t>the portal</w:t></w:r></w:hyperlink>'
+        b'<w:ins w:id="1" w:author="Ann"><w:r><w:t xml:space="preserve"> today</w:t></w:r></w:ins>'
+        b'<w:del w:id="2" w:author="Ann"><w:r><w:delText> never</w:delText></w:r></w:del>'
+        b"<w:r><w:br/><w:t>then</w:t><w:tab/><w:t>rest</w:t></w:r>"
+    )
+
+    def mark(xml: bytes) -> bytes:
+        assert xml.count(b"<w:r><w:t>KEEP</w:t></w:r>") == 1
+        return xml.replace(b"<w:r><w:t>KEEP</w:t></w:r>", marked)
+
+    data = with_member(docx_bytes([("p", "KEEP")]), "word/document.xml", mark)
+    assert view(data) == "Visit the portal today\nthen\trest\n"
+
+
 def test_small_budgets_split_sections_and_every_chunk_is_its_lines_of_the_view() -> None:
     prose = " ".join(f"Sentence {i} about replicas and quorum." for i in range(40))
     rows = [["key", "value"]] + [[f"k{i}", f"value {i} of the table"] for i in range(30)]

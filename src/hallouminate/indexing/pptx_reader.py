@@ -8,7 +8,8 @@ Slide N (1-based, in the deck's order, hidden slides included) is part N: label 
   order within the group), one line per paragraph or line break, blank lines dropped;
 - a table row by row, cells joined with `` | `` (a merged cell once, line breaks inside a cell as spaces);
 - then the speaker notes, after a line ``Notes:``;
-- blocks (title, each shape, the notes) separated by a blank line.
+- blocks (title, each shape, the notes) separated by a blank line;
+- pictures, charts and SmartArt give no text; a shape python-pptx cannot read is left out.
 
 Chunks never straddle two slides (overlap stays within a slide) nor the body and the notes of one: each
 chunk's ``page`` is its slide number, its lines are lines of that slide's text, and its breadcrumb is
