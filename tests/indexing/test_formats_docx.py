@@ -125,6 +125,18 @@ def test_without_a_core_title_the_first_title_paragraph_is_the_root() -> None:
     assert page.chunks[0].embed_text.startswith("Storage Design\n\n# Storage Design\n")
 
 
+def test_without_a_title_a_single_heading_1_is_the_root_but_one_of_several_chapters_is_not() -> None:
+    single = docx_bytes([("h", 1, "Runbook *draft*"), ("p", "Steps."), ("h", 2, "Restart"), ("p", "Again.")])
+    page = chunk_docx(single, ctx(name="runbook.docx"))
+    # The root is the heading as Markdown reads it, so it is not repeated under itself.
+    assert page.title == "Runbook draft"
+    assert [c.heading_path for c in page.chunks] == [["Runbook draft"], ["Runbook draft", "Restart"]]
+    chapters = docx_bytes([("h", 1, "Introduction"), ("p", "Why."), ("h", 1, "Design"), ("p", "How.")])
+    page = chunk_docx(chapters, ctx(name="spec.docx"))
+    assert page.title == "spec.docx"
+    assert [c.heading_path for c in page.chunks] == [["spec.docx", "Introduction"], ["spec.docx", "Design"]]
+
+
 def test_without_any_title_the_file_name_is_the_root() -> None:
     data = docx_bytes([("p", "Loose notes."), ("h", 2, "Later"), ("p", "More notes.")])
     page = chunk_docx(data, ctx(name="notes.docx"))

@@ -17,8 +17,9 @@ escaped with a leading backslash, so the headings of the view are exactly Word's
 
 The view is chunked with ``chunk_markdown`` (heading sections within the budget); a chunk's lines are its
 lines in the view. The breadcrumb is rooted at the document title: the core property ``title`` when set,
-else the first ``Title``/``Heading 1`` paragraph (chunk_markdown's page title), else the file name; the
-root is prepended to a chunk's heading path unless it already starts with it.
+else the first ``Title`` paragraph, else the ``Heading 1`` when there is exactly one (several are chapters:
+the first does not name the others), else the file name; the root is prepended to a chunk's heading path
+unless it already starts with it.
 
 Limits: the zip is checked by ``open_zip`` before python-docx sees a byte (``OverBudget`` past
 ``max_decompressed_size``); the view stops at ``max_extracted_chars`` (the cut is reported).
@@ -36,6 +37,7 @@ import docx
 
 from hallouminate.indexing.chunker import BREADCRUMB_SEP, chunk_markdown
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
+from hallouminate.indexing.markdown_tree import parse_blocks
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, summarize
 from hallouminate.indexing.zipguard import OverBudget, open_zip
 
@@ -66,7 +68,9 @@ class DocxView:
     text: str
     title: str
     first_paragraph: str
-    first_heading: str
+    # The title the body states: its first Title paragraph, else its Heading 1 when it has only one
+    # (several are chapters, none of which names the whole document); "" for neither.
+    body_title: str
     cut: str | None
 
 
@@ -74,14 +78,12 @@ def chunk_docx(data: bytes, ctx: ChunkContext) -> TextPage:
     """Chunk the Word document in ``data`` by heading sections (see the module docstring)."""
     view = docx_view(data, ctx)
     budget, count = ctx.budget, ctx.count_tokens
-    guess = view.title or view.first_heading or ctx.title
-    extra = count(guess + BREADCRUMB_SEP) if guess else 0
+    root = view.title or view.body_title or ctx.title
+    extra = count(root + BREADCRUMB_SEP) if root else 0
     # The root takes its tokens from the body's budget, unless it is absurdly long (then the embedding
     # keeps chunk_markdown's own breadcrumb and the root is only in heading_path).
-    inner = budget - extra if guess and extra <= budget // 4 else budget
+    inner = budget - extra if root and extra <= budget // 4 else budget
     page = chunk_markdown(view.text, count, inner)
-    # chunk_markdown's title is the first "#" line as Markdown reads it (inline markup dropped).
-    root = view.title or page.title or ctx.title
     chunks: list[TextChunk] = []
     for chunk in page.chunks:
         path = list(chunk.heading_path)
@@ -123,7 +125,8 @@ def docx_view(data: bytes, ctx: ChunkContext) -> DocxView:
         raise
     except Exception as exc:
         raise UnparseableFile(f"broken {KIND}: {library_error(exc)}") from exc
-    return DocxView(builder.text(), title, builder.first_paragraph, builder.first_heading, builder.cut)
+    body_title = builder.first_title or (builder.first_h1 if builder.h1_count == 1 else "")
+    return DocxView(builder.text(), title, builder.first_paragraph, _as_heading_path(body_title), builder.cut)
 
 
 def _style_names(document: Any) -> dict[str, str]:
@@ -145,7 +148,9 @@ class _ViewBuilder:
         self.blocks: list[str] = []
         self.size = 0
         self.first_paragraph = ""
-        self.first_heading = ""
+        self.first_title = ""  # of the first Title paragraph
+        self.first_h1 = ""
+        self.h1_count = 0
         self.cut: str | None = None
         self.in_list = False  # the last block is a list whose next item joins it without a blank line
 
@@ -186,8 +191,11 @@ class _ViewBuilder:
         style = self.style_name(p)
         heading = _heading_level(style)
         if heading is not None:
-            if heading == 1 and not self.first_heading:
-                self.first_heading = _collapse(text)
+            if style.lower() == "title":
+                self.first_title = self.first_title or _collapse(text)
+            elif heading == 1:
+                self.first_h1 = self.first_h1 or _collapse(text)
+                self.h1_count += 1
             self.add("#" * heading + " " + _collapse(text))
             return
         level = _list_level(p, style)
@@ -290,6 +298,15 @@ def _list_level(p: Any, style: str) -> int | None:
     if match is None:
         return None
     return int(match.group(1)) - 1 if match.group(1) else 0
+
+
+def _as_heading_path(text: str) -> str:
+    """``text`` as chunk_markdown puts it in a heading path (inline markup read), so a root equal to the
+    path's first element is recognised as such."""
+    if not text:
+        return ""
+    blocks = parse_blocks("# " + text)
+    return (blocks[0].plain_text() if blocks else "") or text
 
 
 def _escape(line: str) -> str:
