@@ -39,7 +39,7 @@ from hallouminate.indexing.chunker import BREADCRUMB_SEP, chunk_markdown
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
 from hallouminate.indexing.markdown_tree import parse_blocks
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, summarize
-from hallouminate.indexing.zipguard import OverBudget, open_zip
+from hallouminate.indexing.zipguard import open_zip
 
 __all__ = ["chunk_docx", "cut_at_space", "docx_view", "extract_docx", "library_error"]
 
@@ -121,8 +121,6 @@ def docx_view(data: bytes, ctx: ChunkContext) -> DocxView:
         title = _collapse(document.core_properties.title or "")
         builder = _ViewBuilder(_style_names(document), ctx.limits.max_extracted_chars)
         builder.add_body(document.element.body)
-    except (UnparseableFile, OverBudget):
-        raise
     except Exception as exc:
         raise UnparseableFile(f"broken {KIND}: {library_error(exc)}") from exc
     body_title = builder.first_title or (builder.first_h1 if builder.h1_count == 1 else "")

@@ -44,7 +44,7 @@ from hallouminate.indexing.text_chunker import (
     first_paragraph,
     summarize,
 )
-from hallouminate.indexing.zipguard import OverBudget, open_zip
+from hallouminate.indexing.zipguard import open_zip
 
 __all__ = ["NOTES_MARKER", "SLIDE_CRUMB", "chunk_pptx", "extract_pptx"]
 
@@ -133,8 +133,6 @@ def _read(data: bytes, ctx: ChunkContext) -> _Deck:
             left -= len(one.text)
             if cut is not None:
                 break
-    except (UnparseableFile, OverBudget):
-        raise
     except Exception as exc:
         raise UnparseableFile(f"broken {KIND}: {library_error(exc)}") from exc
     return _Deck(title, slides, cut)
