@@ -264,6 +264,21 @@ def test_a_broken_document_part_is_unparseable() -> None:
     assert refusal(data).reason.startswith("broken .docx file: XMLSyntaxError")
 
 
+def test_an_entity_expansion_bomb_is_refused_not_expanded() -> None:
+    # A billion laughs in document.xml: 10^9 "lol"s if expanded. The XML parser python-docx uses refuses
+    # the amplification; the file is skipped as broken.
+    entities = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
+
+    def laugh(xml: bytes) -> bytes:
+        head, _, rest = xml.partition(b"?>")
+        doctype = f"<!DOCTYPE w:document [{entities}]>".encode()
+        return head + b"?>" + doctype + rest.replace(b"<w:t>KEEP</w:t>", b"<w:t>&l9;</w:t>")
+
+    data = with_member(docx_bytes([("p", "KEEP")]), "word/document.xml", laugh)
+    error = refusal(data)
+    assert error.reason.startswith("broken .docx file: XMLSyntaxError") and "amplification" in error.reason
+
+
 def test_a_slide_deck_named_docx_is_unparseable() -> None:
     error = refusal(pptx_bytes([]))
     assert error.reason.startswith("broken .docx file: ValueError: it is not a Word file, content type is")
