@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hallouminate.indexing.documents import ChunkContext, Extracted, FunctionReader, Part, Reader
 from hallouminate.indexing.pdf_text import PAGE_CRUMB, chunk_pdf, page_texts, pdf_title
+from hallouminate.indexing.sheets import CSV_READER, ODS_READER, TSV_READER, XLSX_READER
 from hallouminate.indexing.text_chunker import TextPage
 from hallouminate.sandbox.formats import Format, file_format
 
@@ -27,6 +28,10 @@ def _pdf_extract(data: bytes, ctx: ChunkContext) -> Extracted:
 
 READERS: dict[Format, Reader] = {
     "pdf": FunctionReader(_pdf_chunk, _pdf_extract),
+    "xlsx": XLSX_READER,
+    "ods": ODS_READER,
+    "csv": CSV_READER,
+    "tsv": TSV_READER,
 }
 
 
