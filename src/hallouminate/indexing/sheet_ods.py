@@ -95,6 +95,9 @@ def _parse(stream: IO[bytes], collector: Collector) -> None:
     number = 0  # the last row number of the current sheet
     cells: list[tuple[str, int]] = []  # the current row's cells: (text, repeat)
     dropped = 0
+    holder: etree._Element | None = None  # the parent of the last row seen, and its table
+    owner: etree._Element | None = None
+    sheet_rows = False
     for _, element in events:
         tag = element.tag
         if tag == _T_TABLE:
@@ -106,8 +109,11 @@ def _parse(stream: IO[bytes], collector: Collector) -> None:
             _drop(element)
             continue
         if tag == _T_ROW:
-            owner = _table_of(element)
-            if owner is None or not _is_sheet(owner):
+            parent = element.getparent()
+            if parent is not holder:  # rows of one table share a parent: look its table up once
+                holder, owner = parent, _table_of(element)
+                sheet_rows = owner is not None and _is_sheet(owner)
+            if not sheet_rows:
                 cells = []
                 continue  # a table inside a cell (never written by spreadsheets) is not a sheet
             if owner is not table:
