@@ -99,6 +99,9 @@ def assert_agree(page: TextPage, view: Extracted) -> None:
         (dt.datetime(2024, 3, 1, 1, 2, 3, 456000), "hh:mm:ss.00", "01:02:03.46"),
         (dt.timedelta(hours=30, minutes=5), "[h]:mm:ss", "30:05:00"),
         (dt.datetime(2024, 3, 1, 14, 30), "General", "2024-03-01 14:30:00"),
+        # The built-in short dates (ids 14, 22) follow the reader's locale in the application: shown ISO.
+        (dt.datetime(2024, 3, 1), "mm-dd-yy", "2024-03-01"),
+        (dt.datetime(2024, 3, 1, 9, 5), "m/d/yy h:mm", "2024-03-01 9:05"),
         (True, None, "TRUE"),
         ("two\nlines", None, "two lines"),
     ],

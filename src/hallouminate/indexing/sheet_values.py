@@ -18,7 +18,8 @@ application displays them for the common formats, exactly:
 
 What falls back: fractions (``# ?/?``), conditional sections (``[>100]``), literals between digit
 placeholders (``000-0000``) and any code not understood are shown as General; a datetime under a
-non-date format is shown ISO-style (``2024-03-01``, ``2024-03-01 14:30:00``).
+non-date format is shown ISO-style (``2024-03-01``, ``2024-03-01 14:30:00``), and so are the built-in
+short date formats the application shows in its user's locale (ids 14 and 22: ``yyyy-mm-dd [h:mm]``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ _MONTHS = [
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 # The day Excel counts from (serial 0 in the 1900 system, accounting for its phantom 1900-02-29).
 _EPOCH = dt.datetime(1899, 12, 30)
+# The built-in short date formats (ids 14 and 22) are shown in the reader's locale by the application;
+# openpyxl names them by their US form. Shown unambiguously instead.
+_LOCALE_DATES = {"mm-dd-yy": "yyyy-mm-dd", "m/d/yy h:mm": "yyyy-mm-dd h:mm"}
 _DATE_TOKEN = re.compile(r"\[(?:h+|m+|s+)\]|am/pm|a/p|y+|m+|d+|h+|s+(?:\.0+)?|e+", re.IGNORECASE)
 
 
@@ -60,6 +64,7 @@ def cell_text(value: object, number_format: str | None) -> str:
         return _NEWLINES.sub(" ", value).strip()
     code = number_format or "General"
     if isinstance(value, (dt.datetime, dt.date, dt.time, dt.timedelta)):
+        code = _LOCALE_DATES.get(code, code)
         return _date_text(value, code)
     if isinstance(value, (int, float)):
         try:
