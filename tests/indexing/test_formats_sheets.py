@@ -368,10 +368,12 @@ def test_an_xlsx_with_a_million_empty_rows_stops_after_a_thousand() -> None:
     assert chunk("empty.xlsx", data).cut == view.cut
 
 
-def test_a_dimension_claiming_a_million_rows_costs_nothing() -> None:
-    data = raw_xlsx([f'<row r="1">{inline_cell("A1", "alone")}</row>'], dimension="A1:XFD1048576")
-    view = extract("claim.xlsx", data)
-    assert view.parts[0].text == "alone" and view.cut is None
+def test_a_dimension_claiming_the_whole_grid_is_ignored() -> None:
+    # Trusted, the claim would pad each of the 700 rows to 16,384 cells: past the 10 million cells limit.
+    rows = [f'<row r="{n}">{inline_cell(f"A{n}", f"v{n}")}</row>' for n in range(1, 701)]
+    view = extract("claim.xlsx", raw_xlsx(rows, dimension="A1:XFD1048576"))
+    assert view.cut is None
+    assert view.parts[0].text == "\n".join(f"v{n}" for n in range(1, 701))
 
 
 def test_broken_workbooks_are_unparseable_with_a_reason() -> None:
