@@ -390,6 +390,13 @@ def test_broken_workbooks_are_unparseable_with_a_reason() -> None:
         extract("hollow.ods", out.getvalue())
 
 
+def test_an_entity_expansion_bomb_in_a_sheet_is_refused() -> None:
+    laughs = '<!DOCTYPE worksheet [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
+    data = raw_xlsx([f'<row r="1">{inline_cell("A1", "x")}</row>'], doctype=laughs)
+    with pytest.raises(UnparseableFile, match=r"^refused \.xlsx workbook: its XML declares entities"):
+        extract("laughs.xlsx", data)
+
+
 def test_a_zip_bomb_workbook_is_over_budget() -> None:
     out = io.BytesIO()
     with (

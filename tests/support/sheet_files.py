@@ -71,12 +71,15 @@ _WORKBOOK_RELS = (
 )
 
 
-def raw_xlsx(sheet_rows: Iterable[str], *, name: str = "Data", dimension: str = "A1") -> bytes:
+def raw_xlsx(
+    sheet_rows: Iterable[str], *, name: str = "Data", dimension: str = "A1", doctype: str = ""
+) -> bytes:
     """A minimal one-sheet workbook whose sheet XML rows are given verbatim (``<row r="1">...</row>``),
-    as a spreadsheet application writes them (cached formula values, styles-free inline strings)."""
+    as a spreadsheet application writes them (cached formula values, styles-free inline strings);
+    ``doctype`` goes before the root element (a hostile DTD)."""
     sheet = io.StringIO()
     sheet.write(
-        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<?xml version="1.0" encoding="UTF-8"?>{doctype}'
         '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
         f'<dimension ref="{dimension}"/><sheetData>'
     )

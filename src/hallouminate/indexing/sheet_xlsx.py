@@ -14,6 +14,7 @@ import io
 import warnings
 from typing import Any
 
+from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
 from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from hallouminate.indexing.documents import ChunkContext
@@ -35,7 +36,7 @@ def read_xlsx(data: bytes, ctx: ChunkContext) -> Workbook:
     try:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # openpyxl raises KeyError, ValueError, parse errors... on a broken file
-        raise UnparseableFile(f"not a readable .xlsx workbook: {type(exc).__name__}: {exc}") from None
+        raise _unreadable(exc, "not a readable .xlsx workbook") from None
     collector = Collector(ctx.limits)
     try:
         title = " ".join((book.properties.title or "").split()) if book.properties else ""
@@ -45,10 +46,20 @@ def read_xlsx(data: bytes, ctx: ChunkContext) -> Workbook:
             collector.sheet(str(sheet.title))
             _read_sheet(sheet, collector)
     except Exception as exc:  # a damaged sheet part (bad XML, a failed CRC) midway through
-        raise UnparseableFile(f"broken .xlsx workbook: {type(exc).__name__}: {exc}") from None
+        raise _unreadable(exc, "broken .xlsx workbook") from None
     finally:
         book.close()
     return collector.workbook(title)
+
+
+def _unreadable(exc: BaseException, what: str) -> UnparseableFile:
+    """The reason for a failure, naming a refused entity declaration (openpyxl wraps it) as such."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, DefusedXmlException):
+            return UnparseableFile(f"refused .xlsx workbook: its XML declares entities ({cause})")
+        cause = cause.__cause__ or cause.__context__
+    return UnparseableFile(f"{what}: {type(exc).__name__}: {exc}")
 
 
 def _read_sheet(sheet: Any, collector: Collector) -> None:
