@@ -24,7 +24,7 @@ from hallouminate.indexing.zipguard import OverBudget
 from hallouminate.protocol.schemas import RESULTS
 from support.files import pdf_bytes
 from support.mcp_world import McpClient, make_repo, module_sandbox
-from support.sheet_files import inline_cell, ods_bytes, ods_cell, ods_row, raw_xlsx, xlsx_bytes
+from support.sheet_files import inline_cell, ods_bytes, ods_cell, ods_row, raw_xlsx, with_padding, xlsx_bytes
 
 
 def words(text: str) -> int:
@@ -398,15 +398,7 @@ def test_an_entity_expansion_bomb_in_a_sheet_is_refused() -> None:
 
 
 def test_a_zip_bomb_workbook_is_over_budget() -> None:
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(budget_book())) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb,
-    ):
-        for item in source.infolist():
-            bomb.writestr(item, source.read(item))
-        bomb.writestr("xl/media/padding.bin", b"\0" * (60 * 1024 * 1024))
-    data = out.getvalue()
+    data = with_padding(budget_book(), 60 * 1024 * 1024)
     assert len(data) < 200_000
     for path in ("bomb.xlsx", "bomb.ods"):
         with pytest.raises(OverBudget, match="more than max_decompressed_size"):
@@ -437,6 +429,7 @@ class World:
     def __init__(self, client: McpClient, acme: Path) -> None:
         self.client = client
         self.acme = acme
+        self.skipped: dict[str, str] = {}
 
     def call(self, tool: str, **args: Any) -> dict[str, Any]:
         result = self.client.call(tool, {"cwd": str(self.acme), **args})
@@ -471,12 +464,19 @@ def world(model_cache: Path) -> Iterator[World]:
         (folder / "audit.csv").write_text(
             'who,what\nana,"a note\nover two lines"\nbo,weekly check\ncy,cobalt ledger audit\n'
         )
+        # Hostile files: each skipped with its reason, the rest of the corpus indexed.
+        (folder / "hostile").mkdir()
+        (folder / "hostile" / "bomb.xlsx").write_bytes(with_padding(xlsx_bytes({"S": [["x"]]}), 60 << 20))
+        (folder / "hostile" / "report.xlsx").write_bytes(pdf_bytes(["Not a workbook."]))
+        (folder / "hostile" / "latin1.csv").write_bytes("name\ncaf\u00e9\n".encode("latin-1"))
         box.start_daemon()
         client = McpClient(box)
         try:
             report = client.call("index", {"cwd": str(acme), "corpus": "sheets"}).structured_content
-            assert all(c["files_skipped"] == 0 for c in report["corpora"]), report
-            yield World(client, acme)
+            (corpus,) = report["corpora"]
+            world = World(client, acme)
+            world.skipped = {item["path"]: item["reason"] for item in corpus.get("skipped", [])}
+            yield world
         finally:
             client.close()
 
@@ -535,3 +535,14 @@ def test_ods_and_csv_hits_open_at_their_rows(world: World) -> None:
     assert [(d["path"], d["coverage"]) for d in counts["docs"]] == [
         ("audit.csv", {"chunks": 1, "pages": None})
     ]
+
+
+def test_hostile_sheet_files_are_skipped_with_their_reasons_and_the_rest_indexes(world: World) -> None:
+    assert set(world.skipped) == {"hostile/bomb.xlsx", "hostile/report.xlsx", "hostile/latin1.csv"}
+    assert "more than max_decompressed_size" in world.skipped["hostile/bomb.xlsx"]
+    assert "not a valid .xlsx workbook (not a readable zip container" in world.skipped["hostile/report.xlsx"]
+    assert world.skipped["hostile/latin1.csv"].startswith(
+        "a .csv file that is not valid UTF-8: byte 0xe9 at byte offset 8 (line 2)"
+    )
+    listed = world.call("ground", query="weekly check", match="phrase", output="counts", corpus="sheets")
+    assert [d["path"] for d in listed["docs"]] == ["audit.csv"]

@@ -96,6 +96,19 @@ def raw_xlsx(
     return out.getvalue()
 
 
+def with_padding(container: bytes, size: int) -> bytes:
+    """``container`` (a zip) plus a member of ``size`` zero bytes: a zip bomb of a few kilobytes."""
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(container)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb,
+    ):
+        for item in source.infolist():
+            bomb.writestr(item, source.read(item))
+        bomb.writestr("xl/media/padding.bin", b"\0" * size)
+    return out.getvalue()
+
+
 def inline_cell(ref: str, text: str) -> str:
     return f'<c r="{ref}" t="inlineStr"><is><t>{escape(text)}</t></is></c>'
 
