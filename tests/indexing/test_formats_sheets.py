@@ -258,6 +258,12 @@ def test_ods_view_shows_the_cells_text_and_honours_repeats() -> None:
     assert_agree(page, view)
 
 
+def test_an_ods_cell_repeated_past_the_last_column_is_built_up_to_it() -> None:
+    data = ods_bytes({"Wide": ods_row(ods_cell("x", repeat=5_000_000), ods_cell("beyond"))})
+    view = extract("wide.ods", data)
+    assert view.cut is None and view.parts[0].text == " | ".join(["x"] * 16_384)
+
+
 def test_a_row_after_a_million_repeated_empty_rows_cuts_the_ods_sheet_there() -> None:
     data = ods_bytes(
         {

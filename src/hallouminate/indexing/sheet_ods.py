@@ -156,17 +156,21 @@ def _take_row(collector: Collector, number: int, repeat: int, cells: list[tuple[
         cells.pop()  # trailing empty cells, however often repeated, are never built
     if not cells:
         return  # empty rows, however many: only the row counter moves
-    width = min(MAX_COLUMNS, sum(count for _, count in cells))
+    # Columns past MAX_COLUMNS are ignored: measure what will be built, before building it.
+    kept: list[tuple[str, int]] = []
+    width = 0
+    for text, count in cells:
+        count = min(count, MAX_COLUMNS - width)
+        kept.append((text, count))
+        width += count
+        if width >= MAX_COLUMNS:
+            break
+    cells = kept
     length = sum(len(text) * count for text, count in cells) + len(CELL_SEP) * (width - 1)
     first = number + 1
     if not collector.spend_cells(width, first) or not collector.fits(first, length):
         return
-    expanded: list[str] = []
-    for text, count in cells:
-        expanded.extend([text] * min(count, MAX_COLUMNS - len(expanded)))
-        if len(expanded) >= MAX_COLUMNS:
-            break
-    line = CELL_SEP.join(expanded)
+    line = CELL_SEP.join(text for text, count in cells for _ in range(count))
     for row in range(first, first + repeat):
         if not collector.row(row, line):
             return
