@@ -264,6 +264,14 @@ def test_an_ods_cell_repeated_past_the_last_column_is_built_up_to_it() -> None:
     assert view.cut is None and view.parts[0].text == " | ".join(["x"] * 16_384)
 
 
+def test_a_cut_names_three_sheets_and_counts_the_others() -> None:
+    gap = ods_row(ods_cell("a")) + ods_row(ods_cell(), repeat=2_000) + ods_row(ods_cell("b"))
+    view = extract("gaps.ods", ods_bytes({f"S{n}": gap for n in range(1, 6)}))
+    assert [p.text for p in view.parts] == ["a"] * 5
+    assert view.cut is not None and view.cut.count("comes after 2,000 empty rows") == 3
+    assert view.cut.startswith("sheet 'S1' row 2,002 ") and view.cut.endswith("; and 2 more sheets cut")
+
+
 def test_a_row_after_a_million_repeated_empty_rows_cuts_the_ods_sheet_there() -> None:
     data = ods_bytes(
         {

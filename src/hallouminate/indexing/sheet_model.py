@@ -24,6 +24,8 @@ CELL_SEP = " | "
 MAX_EMPTY_RUN = 1_000
 MAX_ROWS = 200_000
 MAX_CELLS = 10_000_000
+# Reasons named in a workbook's cut (one per sheet cut); the rest are counted.
+_MAX_REASONS = 3
 
 
 @dataclass
@@ -167,5 +169,8 @@ class Collector:
         self.cuts.append(reason)
 
     def workbook(self, title: str) -> Workbook:
-        cut = "; ".join(self.cuts) if self.cuts else None
+        reasons = self.cuts[:_MAX_REASONS]
+        if len(self.cuts) > _MAX_REASONS:
+            reasons.append(f"and {len(self.cuts) - _MAX_REASONS} more sheets cut")
+        cut = "; ".join(reasons) if reasons else None
         return Workbook(self.sheets, title=title, cut=cut, labelled=self.labelled)
