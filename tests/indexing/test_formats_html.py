@@ -3,6 +3,8 @@ a page through a real daemon (ground, phrase, counts, read_markdown on the hit's
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,6 +284,19 @@ def test_a_hundred_thousand_nested_divs_are_read_without_recursion() -> None:
     data = deep_divs(100_000).encode()
     assert view_bytes(data) == "deep inner sentence\n\nafter the nest\n"
     assert_chunks_agree(data, ctx())
+
+
+def test_the_walk_is_iterative_a_shallow_stack_reads_the_deepest_page_allowed() -> None:
+    # MAX_DEPTH elements deep with 60 frames to spare: a recursive walk would need a frame per level.
+    data = deep_divs(MAX_DEPTH).encode()
+    spare = 60 + len(inspect.stack(0))
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(spare)
+    try:
+        shown = view_bytes(data)
+    finally:
+        sys.setrecursionlimit(old)
+    assert shown == "deep inner sentence\n\nafter the nest\n"
 
 
 def test_a_hundred_thousand_unclosed_bold_tags_are_read() -> None:
