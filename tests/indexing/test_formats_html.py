@@ -181,6 +181,11 @@ def test_headings_read_back_exactly_as_their_text() -> None:
     page = body("".join(f"<h2>{t.replace('&', '&amp;').replace('<', '&lt;')}</h2><p>p</p>" for t in texts))
     chunks = html_chunk(page.encode(), ctx()).chunks
     assert [c.heading_path[-1] for c in chunks] == texts
+    # Only what would be read as markup is escaped: a lone "&" or "<" stays readable.
+    assert view(body("<h2>Fog &amp; light &lt; 3 miles</h2>")) == "## Fog & light < 3 miles\n"
+    nested = html_chunk(body("<ul><li>item" * 40).encode(), ctx(budget=40))
+    assert nested.chunks and all(c.heading_path == ["T"] for c in nested.chunks)
+    assert_chunks_agree(body("<ul><li>item" * 40).encode(), ctx(budget=40))
 
 
 # -- titles and heading paths ------------------------------------------------------------------------------

@@ -229,7 +229,9 @@ _MAX_LIST_INDENT = 8  # nested lists deeper than this are not indented further (
 # A line Markdown would read as block syntax: escaped with a backslash at its start.
 _BLOCK_SYNTAX = frozenset("#>-+*=_|<[`~:\\")
 _ORDERED = re.compile(r"(\d{1,9})([.)])(?=\s|$)")
-_HEADING_INLINE = re.compile(r"([\\`*_\[\]<&~])")
+# Inline markup in a heading (emphasis, code, links, HTML, entities, strikethrough): escaped so the heading
+# path reads as the heading's text; a lone "&" or "<" stays as it is.
+_HEADING_INLINE = re.compile(r"[\\`*_\[\]]|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)|~~")
 _CLOSING_HASHES = re.compile(r"(^|\s)(#+)$")
 _BACKTICKS = re.compile(r"`{3,}")
 
@@ -345,7 +347,7 @@ def escape_line(line: str) -> str:
 
 def heading_line(level: int, text: str) -> str:
     """An ATX heading whose inline text the Markdown parser reads back exactly as ``text``."""
-    escaped = _HEADING_INLINE.sub(r"\\\1", text)
+    escaped = _HEADING_INLINE.sub(lambda m: "".join("\\" + c for c in m.group(0)), text)
     escaped = _CLOSING_HASHES.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return "#" * level + " " + escaped
 
