@@ -7,6 +7,7 @@ other format has a ``Reader`` here (indexing/documents.py states the contract). 
 
 from __future__ import annotations
 
+from hallouminate.indexing.code import chunk_code, extract_code
 from hallouminate.indexing.documents import ChunkContext, Extracted, FunctionReader, Part, Reader
 from hallouminate.indexing.pdf_text import PAGE_CRUMB, chunk_pdf, page_texts, pdf_title
 from hallouminate.indexing.text_chunker import TextPage
@@ -27,6 +28,7 @@ def _pdf_extract(data: bytes, ctx: ChunkContext) -> Extracted:
 
 READERS: dict[Format, Reader] = {
     "pdf": FunctionReader(_pdf_chunk, _pdf_extract),
+    "code": FunctionReader(chunk_code, extract_code),
 }
 
 
