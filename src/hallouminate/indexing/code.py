@@ -424,9 +424,10 @@ def _chunks(seg: _Segment, lines: _Lines, ctx: ChunkContext) -> list[TextChunk]:
     spans = [(start, end)] if fits else packer.text_spans(start, end, CODE_BREAKS)
     out = []
     for s, e in spans:
-        # A piece starting at a line's first word takes the line's indentation too: whole lines.
+        # A piece starting at a line's first word takes the line's indentation too (whole lines), unless
+        # a tokenizer that counts spaces would then see it over the budget.
         line_start = lines.starts[_row_of(lines, s)]
-        if not lines.text[line_start:s].strip():
+        if line_start < s and not lines.text[line_start:s].strip() and packer.fits(line_start, e):
             s = line_start
         out.append(
             TextChunk(
