@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import MCPError
+from mcp.types import INVALID_PARAMS
 
 from hallouminate.indexing.code import MINIFIED_LINE_CHARS, chunk_code, extract_code
 from hallouminate.indexing.documents import ChunkContext, FormatLimits
@@ -360,12 +362,13 @@ def test_one_long_line_in_ordinary_code_does_not_count_as_minified() -> None:
     assert sum(c.symbol_kind == "function_definition" for c in page.chunks) == 300
 
 
-def test_invalid_utf8_is_unparseable_with_its_offset() -> None:
+def test_invalid_utf8_is_refused_with_its_offset_as_for_any_text_file() -> None:
     data = b"def f():\n    return '\xff'\n"
-    with pytest.raises(UnparseableFile, match=r"not valid UTF-8 \(byte 21\)"):
-        chunk_code(data, ChunkContext("bad.py", "bad.py", words, 400))
-    with pytest.raises(UnparseableFile, match="byte 21"):
-        extract_code(data, ChunkContext("bad.py", "bad.py", words, 400))
+    ctx = ChunkContext("bad.py", "bad.py", words, 400)
+    for read in (chunk_code, extract_code):
+        with pytest.raises(UnicodeDecodeError) as info:
+            read(data, ctx)
+        assert info.value.start == 21
 
 
 def test_text_past_max_extracted_chars_is_cut_at_a_line_end() -> None:
@@ -476,12 +479,14 @@ def world(model_cache: Path) -> Iterator[tuple[McpClient, Path]]:
         write(repo / "src" / "rate.py", samples.PYTHON)
         write(repo / "src" / "config.rs", samples.RUST)
         write(repo / "src" / "app.min.js", "ignored: not in the globs")
+        (repo / "src" / "latin1.py").write_bytes(b"# caf\xe9\ndef f():\n    return 1\n")
         box.start_daemon()
         client = McpClient(box)
         try:
             report = client.call("index", {"cwd": str(repo)}).structured_content
             src = next(c for c in report["corpora"] if c["corpus"] == "src")
-            assert src["files_upserted"] == 3 and src["files_skipped"] == 0, report
+            assert src["files_upserted"] == 3 and src["files_skipped"] == 1, report
+            assert src["skipped"] == [{"path": "latin1.py", "reason": "not valid UTF-8 (byte 5)"}]
             yield client, repo
         finally:
             client.close()
@@ -511,6 +516,17 @@ def test_ground_finds_a_go_method_with_its_lines_and_kind(world: tuple[McpClient
     shown = read["content"].splitlines()[22:31]
     assert shown[0] == "23: // Push adds a job unless the context is done."
     assert shown[-1] == "31: }"
+
+
+def test_a_file_of_invalid_utf8_is_skipped_and_its_read_names_the_offset(
+    world: tuple[McpClient, Path],
+) -> None:
+    client, repo = world
+    with pytest.raises(MCPError) as info:
+        client.call("read_markdown", {"cwd": str(repo), "corpus": "src", "path": "latin1.py"})
+    assert info.value.error.code == INVALID_PARAMS
+    assert "invalid byte at offset 5" in info.value.error.message
+    assert info.value.error.data["offset"] == 5
 
 
 def test_phrase_mode_and_counts_find_the_go_method(world: tuple[McpClient, Path]) -> None:

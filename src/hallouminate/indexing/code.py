@@ -21,8 +21,8 @@ piece but the first repeats the definition's signature (its lines up to its body
 ``embed_text``, while ``text`` stays the file's own lines.
 
 Limits: a file that is mostly very long lines (minified or generated code) is skipped; text past
-``limits.max_extracted_chars`` is cut at a line end (``TextPage.cut`` says so); invalid UTF-8 makes the
-file unparseable (with the byte offset). Walking the tree never recurses in Python: the nesting of the
+``limits.max_extracted_chars`` is cut at a line end (``TextPage.cut`` says so); invalid UTF-8 raises
+``UnicodeDecodeError``, as a text file's bytes do (the indexer's ``not-utf8`` skip, with the offset). Walking the tree never recurses in Python: the nesting of the
 file cannot exhaust the stack.
 """
 
@@ -90,10 +90,9 @@ def code_text(data: bytes, ctx: ChunkContext) -> _Source:
 
 
 def _decode(data: bytes) -> str:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnparseableFile(f"not valid UTF-8 (byte {exc.start})") from exc
+    # Invalid UTF-8 raises UnicodeDecodeError as for any text file: the indexer skips the file as
+    # ``not-utf8`` ("not valid UTF-8 (byte N)") and the read tools answer BadEncoding with its offset.
+    text = data.decode("utf-8-sig")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
