@@ -362,6 +362,27 @@ def test_one_long_line_in_ordinary_code_does_not_count_as_minified() -> None:
     assert sum(c.symbol_kind == "function_definition" for c in page.chunks) == 300
 
 
+def test_a_long_line_is_cut_at_spaces_not_by_bisecting_its_characters() -> None:
+    # A 100 kB line of numbers in an ordinary file (under half its characters: not "minified").
+    line = "TABLE = [" + ", ".join(str(i) for i in range(16_000)) + "]\n\n\n"
+    body = "".join(f'def f{i}(a):\n    """Add {i}."""\n    return a + {i}\n\n\n' for i in range(3_000))
+    source = line + body
+    assert len(line) * 2 < len(source)
+    counted = 0
+
+    def counting(text: str) -> int:
+        nonlocal counted
+        counted += len(text)
+        return len(text.split())
+
+    page = chunk_code(source.encode(), ChunkContext("table.py", "table.py", counting, 64))
+    table_chunks = [c for c in page.chunks if c.line_start == 1]
+    assert len(table_chunks) > 100 and all(words(c.embed_text) <= 64 for c in table_chunks)
+    assert "".join(c.text for c in table_chunks).replace(" ", "") == line.strip().replace(" ", "")
+    # Cut by bisection, every step tokenized the rest of the line: 63 times the file here; by spaces 2.5.
+    assert counted < 10 * len(source), counted / len(source)
+
+
 def test_invalid_utf8_is_refused_with_its_offset_as_for_any_text_file() -> None:
     data = b"def f():\n    return '\xff'\n"
     ctx = ChunkContext("bad.py", "bad.py", words, 400)
