@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from hallouminate.indexing.chunker import BREADCRUMB_SEP
 from hallouminate.indexing.code_grammars import Grammar, grammar_for, language
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
 from hallouminate.indexing.overlap import LINE_END, PARAGRAPH_BREAK, Packer
@@ -421,9 +422,16 @@ def _chunks(seg: _Segment, lines: _Lines, ctx: ChunkContext) -> list[TextChunk]:
     """A segment as one chunk when it fits, else cut in pieces each repeating the signature."""
     path = [ctx.title, seg.name] if seg.name else [ctx.title]
     start, end = lines.span(seg.first, seg.last)
+    # Most segments fit: one count of the text that would be embedded, no packer (which counts the
+    # breadcrumb and the signature again).
+    text = lines.text[start:end]
+    head = f"{seg.signature}\n" if seg.signature and seg.first > seg.top else ""
+    crumb = BREADCRUMB_SEP.join(path)
+    whole = f"{crumb}\n\n{head}{text}" if crumb else f"{head}{text}"
+    if ctx.count_tokens(whole) <= ctx.budget:
+        return [TextChunk(path, seg.first + 1, seg.last + 1, text, whole, None, seg.kind)]
     packer = _SignedPacker(lines.text, ctx, path, seg, lines.starts[seg.top])
-    fits = packer.fits(start, end)
-    spans = [(start, end)] if fits else packer.text_spans(start, end, CODE_BREAKS)
+    spans = packer.text_spans(start, end, CODE_BREAKS)
     out = []
     for s, e in spans:
         # A piece starting at a line's first word takes the line's indentation too (whole lines), unless
