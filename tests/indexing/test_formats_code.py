@@ -527,8 +527,11 @@ def test_ground_finds_a_go_method_with_its_lines_and_kind(world: tuple[McpClient
     hit = doc["chunks"][0]
     assert (hit["line_start"], hit["line_end"]) == (23, 31)
     assert hit["heading_path"] == ["queue.go", "Queue.Push"]
-    if "symbol_kind" in hit:  # the store column and hit key land with issue 17's core part
-        assert hit["symbol_kind"] == "method_declaration"
+    assert hit["symbol_kind"] == "method_declaration"
+    # Module text has no kind: the key is absent, never null.
+    module = _ground(world, query="import context and errors; ErrClosed is returned once the queue is closed")
+    text_hit = next(c for d in module["docs"] for c in d["chunks"] if c["line_start"] == 1)
+    assert text_hit["heading_path"] == ["queue.go"] and "symbol_kind" not in text_hit
     # read_markdown shows those lines, and the phrase is on them.
     client, repo = world
     read = client.call(
@@ -555,6 +558,7 @@ def test_phrase_mode_and_counts_find_the_go_method(world: tuple[McpClient, Path]
     assert [d["path"] for d in phrase["docs"]] == ["queue/queue.go"]
     hit = phrase["docs"][0]["chunks"][0]
     assert (hit["line_start"], hit["line_end"]) == (23, 31)
+    assert hit["symbol_kind"] == "method_declaration"
     counts = _ground(world, query="case <-ctx.Done():", match="phrase", output="counts")
     entry = next(d for d in counts["docs"] if d["path"] == "queue/queue.go")
     assert entry["score"] == 1 and entry["coverage"]["chunks"] == 1

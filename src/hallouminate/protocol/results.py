@@ -87,8 +87,12 @@ class GroundChunk(TypedDict):
     # Ranked: 0..1; phrase mode: the chunk's occurrence count (an int).
     score: float
     snippet: str
-    # PDF chunks only: the 1-based page (line numbers are within its text).
+    # Documents of labelled parts only (a PDF's page, a deck's slide, a workbook's sheet): the 1-based
+    # part (line numbers are within its text).
     page: NotRequired[int]
+    # Source-code chunks of a definition only: the grammar's word for it ("function_definition"); absent,
+    # never null, on every other chunk.
+    symbol_kind: NotRequired[str]
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
@@ -262,7 +266,8 @@ class SearchHit(TypedDict):
     match_spans: NotRequired[list[MatchSpan]]
     expanded_from: NotRequired[ExpandedFrom]
     uri: NotRequired[str]
-    # GrooveSeek's source-code keys: declared for its shape, never sent (we chunk no source code).
+    # GrooveSeek's source-code keys, on a chunk with a symbol_kind only (a definition in source code):
+    # its lines (1-based, inclusive) and the grammar's word for the definition; absent on anything else.
     start_line: NotRequired[int]
     end_line: NotRequired[int]
     symbol_kind: NotRequired[str]

@@ -386,6 +386,8 @@ GROUND_RESULT: dict[str, Any] = {
                                 "score": {"type": "number"},
                                 "snippet": {"type": "string"},
                                 "page": {"type": "integer", "minimum": 1},
+                                # A definition in source code: the grammar's word for it (absent else).
+                                "symbol_kind": {"type": "string"},
                                 "corpus": {"type": "string"},
                                 # group_by "page": the page's matched chunks (this is the best).
                                 "chunk_count": {"type": "integer", "minimum": 1},
