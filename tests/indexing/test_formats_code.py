@@ -494,20 +494,23 @@ def world(model_cache: Path) -> Iterator[tuple[McpClient, Path]]:
         repo = make_repo(
             box,
             "svc",
-            '[[corpus]]\nname = "src"\npaths = ["src"]\nglobs = ["**/*.go", "**/*.py", "**/*.rs"]\n',
+            '[[corpus]]\nname = "src"\npaths = ["src"]\nglobs = ["**/*.go", "**/*.py", "**/*.rs", "**/*.js"]\n',
         )
         write(repo / "src" / "queue" / "queue.go", samples.GO)
         write(repo / "src" / "rate.py", samples.PYTHON)
         write(repo / "src" / "config.rs", samples.RUST)
-        write(repo / "src" / "app.min.js", "ignored: not in the globs")
+        write(repo / "src" / "app.min.js", minified_js(30_000))
+        write(repo / "src" / "notes.txt", "ignored: not in the globs")
         (repo / "src" / "latin1.py").write_bytes(b"# caf\xe9\ndef f():\n    return 1\n")
         box.start_daemon()
         client = McpClient(box)
         try:
             report = client.call("index", {"cwd": str(repo)}).structured_content
             src = next(c for c in report["corpora"] if c["corpus"] == "src")
-            assert src["files_upserted"] == 3 and src["files_skipped"] == 1, report
-            assert src["skipped"] == [{"path": "latin1.py", "reason": "not valid UTF-8 (byte 5)"}]
+            assert src["files_upserted"] == 3 and src["files_skipped"] == 2, report
+            skipped = {s["path"]: s["reason"] for s in src["skipped"]}
+            assert skipped["latin1.py"] == "not valid UTF-8 (byte 5)"
+            assert skipped["app.min.js"].startswith("minified or generated code: 100% of its characters")
             yield client, repo
         finally:
             client.close()
