@@ -132,11 +132,15 @@ def chunk_code(data: bytes, ctx: ChunkContext) -> TextPage:
     if not source.text.strip():
         return TextPage(ctx.title, summary, [], source.cut)
     lines = _Lines(source.text)
-    tree = tree_sitter.Parser(language(grammar)).parse(lines.data)
-    segments = _Walker(grammar, lines).segments(tree.root_node)
+    segments = _segments(grammar, lines)  # the tree (~50 bytes per source byte) is gone before chunking
     chunks = [c for seg in segments for c in _chunks(seg, lines, ctx)]
     chunks.sort(key=lambda c: (c.line_start, c.line_end))
     return TextPage(ctx.title, summary, chunks, source.cut)
+
+
+def _segments(grammar: Grammar, lines: _Lines) -> list[_Segment]:
+    tree = tree_sitter.Parser(language(grammar)).parse(lines.data)
+    return _Walker(grammar, lines).segments(tree.root_node)
 
 
 def _refuse_minified(text: str) -> None:
