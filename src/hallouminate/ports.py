@@ -44,6 +44,8 @@ class ChunkRow(TypedDict, total=False):
     fields: str | None
     # The chunk's index-time quality, 0..1 (indexing/quality.py); null reads as 1.0.
     quality: float | None
+    # A source-code chunk's definition kind (the grammar's word); null on every other chunk.
+    symbol_kind: str | None
     # Added by a search: cosine similarity (vector) or the BM25 score.
     score: float
     # Added by a phrase scan: the non-overlapping occurrences of the phrase in ``text``.
@@ -73,6 +75,8 @@ class ChunkWrite(TypedDict):
     fields: NotRequired[str | None]
     # The chunk's quality, 0..1 (indexing/quality.py).
     quality: NotRequired[float]
+    # A source-code chunk's definition kind (the grammar's word: "function_definition").
+    symbol_kind: NotRequired[str | None]
     indexed_at_ms: NotRequired[int]
 
 

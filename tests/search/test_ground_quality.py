@@ -17,6 +17,7 @@ import jsonschema
 import lancedb
 import pytest
 
+from hallouminate.storage.schema import SCHEMA_VERSION
 from support.crash import store_dir
 from support.files import write
 from support.ground import RESULT_SCHEMA
@@ -141,7 +142,7 @@ def test_a_version_4_store_is_rebuilt_by_the_next_index_run_with_the_column(sand
         for c in report["corpora"]
     )
     assert upserted == len(SMALL_WIKI), report
-    assert "schema version 4 is not 5" in sandbox.daemon_log_text()
+    assert f"schema version 4 is not {SCHEMA_VERSION}" in sandbox.daemon_log_text()
 
     found = hm(sandbox, "ground", question, "--format", "json", cwd=repo)
     assert found.returncode == 0, found.stderr
@@ -152,7 +153,7 @@ def test_a_version_4_store_is_rebuilt_by_the_next_index_run_with_the_column(sand
 
     kill_daemon_of(sandbox)
     schema = lancedb.connect(str(store_dir(sandbox))).open_table("chunks").schema
-    assert "quality" in schema.names and schema.metadata[b"hallouminate.schema"] == b"5"
+    assert "quality" in schema.names and schema.metadata[b"hallouminate.schema"] == SCHEMA_VERSION.encode()
 
 
 def test_a_page_of_one_short_line_is_found_under_the_default_floor(world: World) -> None:

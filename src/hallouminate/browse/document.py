@@ -13,7 +13,9 @@ The rules, cheapest first, so that nothing about the disk can be learnt from a r
 3. ``read_document`` then reads it through the sandbox's descriptor walk (``O_NOFOLLOW`` at every level,
    so a symlink swapped in since is refused), refuses a hard-linked file, a file the corpus no longer
    lists (its globs or ignore files changed), and sizes past ``document_cap``: a Markdown or text document
-   over 1 MiB is refused, a PDF's extracted text is cut to 1 MiB (``truncated``).
+   over 1 MiB is refused; a document format with a reader (a PDF, an Office document, ...) is served as
+   its extracted text (``browse.read.document_view``, what ``read_markdown`` shows), cut to 1 MiB
+   (``truncated``).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from hallouminate.browse.read import decode_utf8, pdf_markdown
+from hallouminate.browse.read import decode_utf8, document_view
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import NotFound, TooLarge
+from hallouminate.indexing.documents import FormatLimits
 from hallouminate.indexing.walker import why_not_listed
 from hallouminate.protocol.limits import DOCUMENT_TEXT_MAX_BYTES
 from hallouminate.protocol.results import GetDocumentResult
@@ -73,9 +76,12 @@ def not_indexed(corpus: str, path: str, *, indexing: bool = False) -> NotFound:
     )
 
 
-def read_document(spec: CorpusSpec, path: str, fields: str | None) -> GetDocumentResult:
+def read_document(
+    spec: CorpusSpec, path: str, fields: str | None, limits: FormatLimits | None = None
+) -> GetDocumentResult:
     """The document ``path`` of ``spec`` (already checked by ``check_document_name`` and found in the
-    index, whose frontmatter ``fields`` JSON gives its metadata), read through the sandbox."""
+    index, whose frontmatter ``fields`` JSON gives its metadata), read through the sandbox; ``limits``
+    are its reader's (the ``[indexing]`` settings)."""
     fmt = file_format(path)
     cap = document_cap(path)
     for root in spec.roots:
@@ -95,16 +101,18 @@ def read_document(spec: CorpusSpec, path: str, fields: str | None) -> GetDocumen
         if why_not_listed(spec, root, path) is not None:
             break  # indexed before the corpus' globs or ignore files changed: no longer one of its files
         truncated = False
-        if fmt == "pdf":
-            content, _pages = pdf_markdown(data, path)
-            content, truncated = _cut(content, DOCUMENT_TEXT_MAX_BYTES)
+        own_title = ""
+        view = document_view(data, path, limits=limits)
+        if view is not None:
+            content, truncated = _cut(view.content, DOCUMENT_TEXT_MAX_BYTES)
+            own_title = view.title  # the document's own (a PDF's /Title, a Word document's title)
         else:
             content = decode_utf8(data, path)
         front = _fields(fields)
         category, topic = category_topic(path, front)
-        return {
+        result: GetDocumentResult = {
             "path": path,
-            "title": _title(path, front, content if fmt == "markdown" else ""),
+            "title": own_title or _title(path, front, content if fmt == "markdown" else ""),
             "date": _scalar(front.get("date")),
             "topic": topic,
             "tags": _tags(front.get("tags")),
@@ -115,6 +123,9 @@ def read_document(spec: CorpusSpec, path: str, fields: str | None) -> GetDocumen
             "format": fmt,
             "bytes": info.st_size,
         }
+        if view is not None and view.cut is not None:
+            result["cut"] = view.cut
+        return result
     raise not_indexed(spec.name, path)
 
 

@@ -18,7 +18,7 @@ def doc(path: str, corpus: str | None, fmt: str) -> None:
     """Print the indexed document PATH with its title, date, topic and tags.
 
     PATH is spelled exactly as `hallouminate ground` shows it (no guessing, unlike `read`): another
-    spelling is not found. Markdown and text over 1 MiB are refused; a PDF's extracted text is cut at 1 MiB.
+    spelling is not found. Markdown and text over 1 MiB are refused; a document's extracted text (PDF, Office, ...) is cut at 1 MiB.
     """
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.render import render_document

@@ -198,6 +198,7 @@ class _Pending:
                 "file_size": self.size,
                 "file_mtime_ns": self.mtime_ns,
                 "page": chunk.page if isinstance(chunk, TextChunk) else None,
+                "symbol_kind": chunk.symbol_kind if isinstance(chunk, TextChunk) else None,
                 "keywords": self.keywords,
                 "fields": self.fields_json,
                 "quality": chunk_quality(

@@ -87,8 +87,12 @@ class GroundChunk(TypedDict):
     # Ranked: 0..1; phrase mode: the chunk's occurrence count (an int).
     score: float
     snippet: str
-    # PDF chunks only: the 1-based page (line numbers are within its text).
+    # Documents of labelled parts only (a PDF's page, a deck's slide, a workbook's sheet): the 1-based
+    # part (line numbers are within its text).
     page: NotRequired[int]
+    # Source-code chunks of a definition only: the grammar's word for it ("function_definition"); absent,
+    # never null, on every other chunk.
+    symbol_kind: NotRequired[str]
     corpus: NotRequired[str]
     # group_by "page": the page's matched chunks (this one is the best).
     chunk_count: NotRequired[int]
@@ -262,7 +266,8 @@ class SearchHit(TypedDict):
     match_spans: NotRequired[list[MatchSpan]]
     expanded_from: NotRequired[ExpandedFrom]
     uri: NotRequired[str]
-    # GrooveSeek's source-code keys: declared for its shape, never sent (we chunk no source code).
+    # GrooveSeek's source-code keys, on a chunk with a symbol_kind only (a definition in source code):
+    # its lines (1-based, inclusive) and the grammar's word for the definition; absent on anything else.
     start_line: NotRequired[int]
     end_line: NotRequired[int]
     symbol_kind: NotRequired[str]
@@ -465,40 +470,50 @@ class ListTopicsResult(TypedDict):
     indexing: NotRequired[IndexingState]
 
 
+# sandbox.formats.Format (protocol sits below sandbox, so the words are repeated; a test keeps them equal).
+DocumentFormat = Literal[
+    "markdown", "text", "json", "pdf", "docx", "pptx", "xlsx", "ods", "csv", "tsv", "html", "code"
+]
+
+
 class ReadMarkdownResult(TypedDict):
     corpus: str
     path: str
     absolute_path: str
     content: str
     bytes: int
-    # A PDF only: content is its extracted text, one "## Page N" section per page.
-    format: NotRequired[Literal["pdf"]]
+    # A document format with a reader (PDF, Office, sheets, HTML, code; sandbox.formats.Format): content is
+    # its extracted text, labelled parts (pages, slides, sheets) as "## <title>" sections.
+    format: NotRequired[DocumentFormat]
+    # The number of labelled parts; absent for a document of one unlabelled part (docx, HTML, CSV, code).
     pages: NotRequired[int]
+    # Why the reader stopped early (a limit): the text shown is cut there. Absent when whole.
+    cut: NotRequired[str]
 
 
 class GetDocumentResult(TypedDict):
     """``get_document``: GrooveSeek's keys (path .. truncated), then ours."""
 
     path: str
-    # The frontmatter title; else the first "# " heading; else the file name without its extension.
+    # The frontmatter title; else the first "# " heading; else the file name without its extension. A
+    # document format with a reader: the title it states (a PDF's /Title), else the file name.
     title: str
     # The frontmatter date as written (null without one); topic as search's filters derive it.
     date: str | None
     topic: str | None
     tags: list[str]
     content: str
-    # A PDF's extracted text cut at 1 MiB.
+    # A document's extracted text (PDF, Office, ...) cut at 1 MiB.
     truncated: bool
     corpus: str
     category: str | None
-    # sandbox.formats.Format (protocol sits below sandbox, so the words are repeated; a test keeps them equal).
-    format: Literal[
-        "markdown", "text", "json", "pdf", "docx", "pptx", "xlsx", "ods", "csv", "tsv", "html", "code"
-    ]
+    format: DocumentFormat
     # The file's size on disk.
     bytes: int
     # kb://doc/<path>, when the document is on offer as a resource (docs/mcp.md#resources).
     uri: NotRequired[str]
+    # Why the document's reader stopped early (a limit): the extracted text ends there. Absent when whole.
+    cut: NotRequired[str]
 
 
 class ResourceGroup(TypedDict):

@@ -386,6 +386,8 @@ GROUND_RESULT: dict[str, Any] = {
                                 "score": {"type": "number"},
                                 "snippet": {"type": "string"},
                                 "page": {"type": "integer", "minimum": 1},
+                                # A definition in source code: the grammar's word for it (absent else).
+                                "symbol_kind": {"type": "string"},
                                 "corpus": {"type": "string"},
                                 # group_by "page": the page's matched chunks (this is the best).
                                 "chunk_count": {"type": "integer", "minimum": 1},
@@ -683,6 +685,11 @@ ARGS.update(
 
 _STR_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
 _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+# protocol.results.DocumentFormat: the format words of sandbox.formats.
+_DOCUMENT_FORMAT: dict[str, Any] = {
+    "type": "string",
+    "enum": ["markdown", "text", "json", "pdf", "docx", "pptx", "xlsx", "ods", "csv", "tsv", "html", "code"],
+}
 _FILE: dict[str, Any] = {
     "type": "object",
     "properties": {"path": {"type": "string"}, "absolute_path": {"type": "string"}},
@@ -813,9 +820,10 @@ RESULTS: dict[str, dict[str, Any]] = {
             "absolute_path": {"type": "string"},
             "content": {"type": "string"},
             "bytes": {"type": "integer"},
-            # A PDF only: content is the extracted text, one "## Page N" section per page.
-            "format": {"type": "string", "enum": ["pdf"]},
+            # A document format with a reader: content is the extracted text (labelled parts as sections).
+            "format": _DOCUMENT_FORMAT,
             "pages": {"type": "integer", "minimum": 0},
+            "cut": {"type": "string"},
         },
         "required": ["corpus", "path", "absolute_path", "content", "bytes"],
     },
@@ -1239,9 +1247,10 @@ RESULTS["get_document"] = {
         "truncated": {"type": "boolean"},
         "corpus": {"type": "string"},
         "category": _STR_OR_NULL,
-        "format": {"type": "string", "enum": ["markdown", "text", "json", "pdf"]},
+        "format": _DOCUMENT_FORMAT,
         "bytes": {"type": "integer"},
         "uri": {"type": "string"},
+        "cut": {"type": "string"},
     },
     "required": [
         "path",

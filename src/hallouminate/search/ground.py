@@ -462,6 +462,9 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)  # PDF chunks only: line numbers are within that page's text
+    symbol_kind = row.get("symbol_kind")
+    if symbol_kind:  # a definition in source code; absent (never null) on every other chunk
+        chunk["symbol_kind"] = symbol_kind
     quality = row.get("quality")
     if quality is not None:  # scored at index time (ADR 0029); float32 in the store, so rounded
         chunk["quality"] = round(float(quality), 2)

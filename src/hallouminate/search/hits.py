@@ -157,6 +157,10 @@ def _hit(doc: ChunkedDoc, chunk: GroundChunk, rows: list[ChunkRow]) -> SearchHit
         hit["match_spans"] = chunk["match_spans"]
     if "expanded_from" in chunk:
         hit["expanded_from"] = chunk["expanded_from"]
+    if "symbol_kind" in chunk:  # GrooveSeek's source-code keys: on a definition's chunk, absent elsewhere
+        hit["start_line"] = chunk["line_start"]
+        hit["end_line"] = chunk["line_end"]
+        hit["symbol_kind"] = chunk["symbol_kind"]
     uri = cast(Mapping[str, Any], doc).get("uri")  # ranked hits' kb:// link, when the doc carries one
     if isinstance(uri, str):
         hit["uri"] = uri

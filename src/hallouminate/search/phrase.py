@@ -423,6 +423,9 @@ def _chunk(
     page = row.get("page")
     if page is not None:
         chunk["page"] = int(page)
+    symbol_kind = row.get("symbol_kind")
+    if symbol_kind:  # a definition in source code; absent (never null) on every other chunk
+        chunk["symbol_kind"] = symbol_kind
     if on_page is not None:
         chunk["chunk_count"] = on_page
     return chunk

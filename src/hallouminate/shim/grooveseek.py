@@ -174,7 +174,8 @@ FACE_TOOLS: dict[str, FaceTool] = {
                 "by cross-encoder reranking, MMR diversity re-rank and parent retriever content expansion. "
                 "Returns { results, low_confidence, filter_applied } with chunks ranked by relevance; each "
                 "result carries score, path, title, heading, topic, date, tags and content, and may carry "
-                "match_spans, expanded_from (parent retriever) and uri. A whitespace-delimited group led "
+                "match_spans, expanded_from (parent retriever) and uri, and a source-code chunk of one "
+                "definition start_line, end_line and symbol_kind. A whitespace-delimited group led "
                 "by - (e.g. -async) excludes it instead of searching for it; under three characters after "
                 "the - it excludes nothing."
             ),

@@ -40,8 +40,8 @@ Connect = Callable[[], Awaitable[DaemonConnection]]
 
 TEMPLATE_DESCRIPTION = (
     "One indexed document by its path, exactly as `ground` returns it, percent-encoded except for "
-    "A-Z a-z 0-9 - . _ ~ /. Markdown is served as text/markdown, other text and a PDF's extracted text "
-    "as text/plain (cut at 1 MiB, with a marker). The `uri` of a `ground` hit is this URI."
+    "A-Z a-z 0-9 - . _ ~ /. Markdown is served as text/markdown, other text and a document's extracted text "
+    "(PDF, Office, sheets, HTML, code) as text/plain (cut at 1 MiB, with a marker). The `uri` of a `ground` hit is this URI."
 )
 
 

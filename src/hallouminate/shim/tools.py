@@ -119,8 +119,9 @@ TOOLS: dict[str, ToolSpec] = {
             op="read_markdown",
             description=(
                 "The verbatim UTF-8 content of one file of a corpus, by its corpus-relative path. Read a "
-                "page before overwriting it. A PDF gives its extracted text, one '## Page N' section per "
-                "page. Unsafe paths (absolute, '..', symlinks) and directories are refused. "
+                "page before overwriting it. A PDF, Office document, spreadsheet, HTML page or source file "
+                "gives the text the indexer extracted (a PDF's pages, a deck's slides, a workbook's sheets "
+                "as '## <title>' sections), the text ground's locations count in. Unsafe paths (absolute, '..', symlinks) and directories are refused. "
                 "`corpus` defaults to the wiki of the repository containing `cwd`."
             ),
             read_only=True,
@@ -134,7 +135,7 @@ TOOLS: dict[str, ToolSpec] = {
                 "`path` must be spelled exactly as `ground` returns it (corpus-relative, '/'-separated, "
                 "same case): any other spelling is not found, and a malformed one (absolute, '..', '.', "
                 "'//', a backslash, a control character) is refused. Markdown and text over 1 MiB are "
-                "refused; a PDF's extracted text is cut at 1 MiB (truncated: true). Symlinks and hard links "
+                "refused; a PDF's or another document's extracted text is cut at 1 MiB (truncated: true). Symlinks and hard links "
                 "are refused. `corpus` defaults to the wiki of the repository containing `cwd`."
             ),
             read_only=True,

@@ -13,8 +13,8 @@ import pyarrow as pa
 TABLE = "chunks"
 # Bumped when the columns change: an older table is dropped and rebuilt by the next index run. Also bumped
 # when the default chunking changes, since unchanged files are never re-chunked (4: 128-token chunks;
-# 5: the ``quality`` column, ADR 0029).
-SCHEMA_VERSION = "5"
+# 5: the ``quality`` column, ADR 0029; 6: the ``symbol_kind`` column, ADR 0041).
+SCHEMA_VERSION = "6"
 META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 # The token budget chunks were cut to: a table cut at another size is rebuilt, like one of another model.
@@ -39,6 +39,7 @@ RESULT_COLUMNS = [
     "keywords",
     "fields",
     "quality",
+    "symbol_kind",
 ]
 STATE_COLUMNS = ["path", "file_size", "file_mtime_ns", "content_hash", "indexed_at_ms"]
 
@@ -56,7 +57,7 @@ ROW_KEYS = (
     "vector",
 )
 # Keys a row may omit (null when absent).
-OPTIONAL_KEYS = ("page", "keywords", "fields", "quality")
+OPTIONAL_KEYS = ("page", "keywords", "fields", "quality", "symbol_kind")
 
 
 def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = None) -> pa.Schema:
@@ -81,7 +82,8 @@ def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = No
             pa.field("file_size", pa.int64()),
             pa.field("file_mtime_ns", pa.int64()),
             pa.field("indexed_at_ms", pa.int64()),
-            # 1-based page of a PDF chunk; null for every other format.
+            # 1-based part of a document of labelled parts (a PDF's page, a deck's slide, a workbook's
+            # sheet: indexing/documents.py); null for every other format.
             pa.field("page", pa.int32()),
             # The page's keywords (indexing/keywords.py), repeated on each of its rows like ``summary``.
             pa.field("keywords", pa.list_(pa.string())),
@@ -90,6 +92,9 @@ def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = No
             # The chunk's quality, 0..1, scored at index time (indexing/quality.py); the indexer always
             # writes it, and a null (a row written without one) reads as 1.0.
             pa.field("quality", pa.float32()),
+            # A source-code chunk's definition, in its grammar's word ("function_definition"); null on
+            # every other chunk (module-level code, documents).
+            pa.field("symbol_kind", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ],
         metadata=meta,
