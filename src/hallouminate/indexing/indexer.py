@@ -36,6 +36,7 @@ from hallouminate.indexing.quality import chunk_quality
 from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
+from hallouminate.indexing.zipguard import OverBudget
 from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
 from hallouminate.protocol.results import (
     FileProblem,
@@ -74,6 +75,7 @@ class Indexer:
         # The daemon's is kept beside the store; without one, in memory for this indexer's life.
         self.problems = problems if problems is not None else ProblemLog(None)
         self.budget = min(settings.chunk_tokens, embedder.max_tokens) - SPECIAL_TOKENS
+        self.limits = format_limits(settings)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -121,6 +123,19 @@ class Indexer:
             return run.execute(files, gone)
 
 
+def format_limits(settings: Settings) -> FormatLimits:
+    """What a document reader may spend on one file, from the ``[indexing]`` settings."""
+    return FormatLimits(max_decompressed_size=settings.max_decompressed_size)
+
+
+def size_cap(settings: Settings, rel: str) -> tuple[int, str]:
+    """The largest ``rel`` the indexer reads, and the ``[indexing]`` key setting it: binary documents
+    (PDF, Office, OpenDocument) have their own cap, every other file the text one."""
+    if is_binary_format(rel):
+        return settings.max_binary_file_size, "max_binary_file_size"
+    return settings.max_file_bytes, "max_text_file_size"
+
+
 def chunk_file(
     rel: str,
     data: bytes,
@@ -143,6 +158,12 @@ def chunk_file(
     if kind == "json":
         return chunk_json(text, count_tokens, budget, title=title)
     return chunk_markdown(text, count_tokens, budget)
+
+
+def _over_cap(key: str, cap: int, size: int | None) -> str:
+    """The skip reason of a file over its kind's size cap, naming the key that raises it."""
+    given = f"{size} > {cap}" if size is not None else f"> {cap}"
+    return f"larger than [indexing] {key} ({given} bytes); raise {key} to index it"
 
 
 def file_keywords(rel: str, data: bytes, page: MarkdownPage | TextPage) -> list[str]:
@@ -220,7 +241,8 @@ class _Run:
         self.force = force
         self.embedder = indexer.embedder
         self.budget = indexer.budget
-        self.max_bytes = indexer.settings.max_file_bytes
+        self.settings = indexer.settings
+        self.limits = indexer.limits
         self.spec = spec
         self.progress = progress
         self.started = time.perf_counter()
@@ -334,17 +356,18 @@ class _Run:
         old = self.states.get(rel)
         if old is not None and not self.force and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             return
-        if st.st_size > self.max_bytes:
-            self.skip(rel, "too-large", f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
+        cap, key = size_cap(self.settings, rel)
+        if st.st_size > cap:
+            self.skip(rel, "too-large", _over_cap(key, cap, st.st_size))
             return
         try:
             # Through the sandbox, never following a link: a directory or the file itself swapped for a
             # symlink since the walk is refused, not read. The stat is the one the bytes were read under
             # (taken before reading: if the file changes meanwhile, the next run sees a new stat).
-            data, st = read_file(root, rel, max_bytes=self.max_bytes)
+            data, st = read_file(root, rel, max_bytes=cap)
         except CallerError as exc:
             if isinstance(exc, TooLarge):
-                self.skip(rel, "too-large", f"larger than max_file_bytes (> {self.max_bytes})")
+                self.skip(rel, "too-large", _over_cap(key, cap, None))
             else:
                 self.skip(rel, "unreadable", f"cannot read: {exc.message}")
             return
@@ -362,9 +385,12 @@ class _Run:
             self.skip(rel, "binary", f"binary content (a NUL byte at offset {nul}), not text")
             return
         try:
-            page = chunk_file(rel, data, self.embedder.count_tokens, self.budget)
+            page = chunk_file(rel, data, self.embedder.count_tokens, self.budget, self.limits)
         except UnicodeDecodeError as exc:
             self.skip(rel, "not-utf8", f"not valid UTF-8 (byte {exc.start})")
+            return
+        except OverBudget as exc:  # a zip that would decompress past max_decompressed_size
+            self.skip(rel, "too-large", exc.reason)
             return
         except UnparseableFile as exc:
             self.skip(rel, "unparseable", exc.reason)
@@ -380,9 +406,12 @@ class _Run:
         # Only Markdown has frontmatter.
         fields = page.fields if isinstance(page, MarkdownPage) else None
         problem = page.frontmatter_error if isinstance(page, MarkdownPage) else None
+        cut = page.cut if isinstance(page, TextPage) else None
         if problem:  # indexed as text all the same; the caller is told
             self.frontmatter_errors.append({"path": rel, "reason": problem})
             self.note(rel, "frontmatter", problem, indexed=True)
+        elif cut and chunks:  # a reader stopped at a limit: indexed as far as it got, and the reason kept
+            self.note(rel, "cut", cut, indexed=True)
         elif chunks:
             self.read_clean(rel)
         pending = _Pending(
@@ -397,7 +426,9 @@ class _Run:
             json.dumps(fields, ensure_ascii=False, sort_keys=True) if fields else None,
         )
         if not pending.chunks:
-            if data.strip():
+            if cut:
+                detail = f"no text to index before the reader stopped: {cut}"
+            elif data.strip():
                 detail = "no text to index (only frontmatter or markup)"
             else:
                 detail = "only whitespace" if data else "an empty file"

@@ -537,6 +537,7 @@ FILE_PROBLEM: dict[str, Any] = {
                 "unreadable",
                 "unparseable",
                 "chunk-failed",
+                "cut",
             ],
         },
         "detail": {"type": "string"},
