@@ -160,6 +160,16 @@ def chunk_file(
     return chunk_markdown(text, count_tokens, budget)
 
 
+def frontmatter_error(corpus: str, unparsed: int) -> str:
+    """The ``error`` of an index report under ``[indexing] fail_on_frontmatter_error`` (GrooveSeek's rule)."""
+    files = "1 file" if unparsed == 1 else f"{unparsed} files"
+    return (
+        f"{files} of corpus {corpus!r} {'has' if unparsed == 1 else 'have'} frontmatter that does not parse "
+        "(indexed as plain text; `problems` names them): fix the frontmatter, or set [indexing] "
+        "fail_on_frontmatter_error = false to index such files without an error"
+    )
+
+
 def _over_cap(key: str, cap: int, size: int | None) -> str:
     """The skip reason of a file over its kind's size cap, naming the key that raises it."""
     given = f"{size} > {cap}" if size is not None else f"> {cap}"
@@ -292,7 +302,8 @@ class _Run:
             self.store.maybe_optimize()
         self.report(len(files), len(files), None, force=True)
         problems = self.log.get(self.spec.store_key)
-        return {
+        unparsed = sum(1 for p in problems.values() if p["problem"] == "frontmatter")
+        report: IndexReport = {
             "corpus": self.spec.name,
             "files_seen": len(files),
             "files_upserted": self.upserted,
@@ -304,13 +315,16 @@ class _Run:
             "skipped": self.skipped,
             "frontmatter_errors": self.frontmatter_errors,
             # Every file of the corpus whose frontmatter does not parse now (this run's and earlier ones').
-            "frontmatter_unparsed": sum(1 for p in problems.values() if p["problem"] == "frontmatter"),
+            "frontmatter_unparsed": unparsed,
             "chunks_written": self.chunks_written,
             "chunks_total": self.store.count_rows(self.spec.store_key),
             "forced": self.force,
             "seconds": round(time.perf_counter() - self.started, 3),
             "problems": [problems[path] for path in sorted(problems)],
         }
+        if unparsed and self.settings.fail_on_frontmatter_error:
+            report["error"] = frontmatter_error(self.spec.name, unparsed)
+        return report
 
     def report(self, done: int, total: int, rel: str | None, *, force: bool = False) -> None:
         if self.progress is None:

@@ -365,6 +365,9 @@ class IndexReport(TypedDict):
     background: NotRequired[list[BackgroundWork]]
     # Every problem the corpus' files have now, this run's and those found earlier in files unchanged since.
     problems: NotRequired[list[FileProblem]]
+    # [indexing] fail_on_frontmatter_error = true and frontmatter_unparsed > 0: why the run is an error (the
+    # files are indexed all the same). Absent otherwise.
+    error: NotRequired[str]
 
 
 class IndexResult(TypedDict):
