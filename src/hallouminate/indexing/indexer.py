@@ -176,10 +176,30 @@ def _over_cap(key: str, cap: int, size: int | None) -> str:
     return f"larger than [indexing] {key} ({given} bytes); raise {key} to index it"
 
 
+# Formats whose breadcrumbs are the author's headings (a Word document's, an HTML page's), weighted as
+# Markdown's are; the others' are a file name, a page, slide or sheet number, or a symbol name.
+HEADED_FORMATS = frozenset(("docx", "html"))
+
+
+@dataclass(frozen=True)
+class _Crumbs:
+    """A chunk as keywords see it: its breadcrumb without the file name standing in for a title."""
+
+    heading_path: list[str]
+    text: str
+
+
 def file_keywords(rel: str, data: bytes, page: MarkdownPage | TextPage) -> list[str]:
-    """The page's keywords. Markdown: frontmatter tags first, headings weighted. The other formats'
-    breadcrumbs are a file name or a page number, so only their chunk texts count."""
+    """The page's keywords. Markdown: frontmatter tags first, headings weighted; a Word document's and an
+    HTML page's headings weighted too. The other formats' breadcrumbs are a file name or a page number,
+    so only their chunk texts count."""
     chunks = list(page.chunks)
+    if file_format(rel) in HEADED_FORMATS:
+        # The breadcrumb's root is the document's own title, else its file name ("notes.docx"), which
+        # is no word of the author's and would make "docx" a keyword of every untitled document.
+        name = PurePosixPath(rel).name
+        crumbs = [_Crumbs([h for h in chunk.heading_path if h != name], chunk.text) for chunk in chunks]
+        return page_keywords(crumbs)
     if not is_markdown(rel):
         return page_keywords(chunks, headings=False)
     if isinstance(page, MarkdownPage):
