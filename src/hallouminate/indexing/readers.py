@@ -8,7 +8,9 @@ other format has a ``Reader`` here (indexing/documents.py states the contract). 
 from __future__ import annotations
 
 from hallouminate.indexing.documents import ChunkContext, Extracted, FunctionReader, Part, Reader
+from hallouminate.indexing.docx_reader import chunk_docx, extract_docx
 from hallouminate.indexing.pdf_text import PAGE_CRUMB, chunk_pdf, page_texts, pdf_title
+from hallouminate.indexing.pptx_reader import chunk_pptx, extract_pptx
 from hallouminate.indexing.text_chunker import TextPage
 from hallouminate.sandbox.formats import Format, file_format
 
@@ -27,6 +29,8 @@ def _pdf_extract(data: bytes, ctx: ChunkContext) -> Extracted:
 
 READERS: dict[Format, Reader] = {
     "pdf": FunctionReader(_pdf_chunk, _pdf_extract),
+    "docx": FunctionReader(chunk_docx, extract_docx),
+    "pptx": FunctionReader(chunk_pptx, extract_pptx),
 }
 
 
