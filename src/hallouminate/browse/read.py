@@ -21,6 +21,7 @@ from hallouminate.protocol.results import ReadMarkdownResult
 from hallouminate.sandbox import (
     PathMissing,
     check_relative_path,
+    document_cap,
     file_format,
     not_found,
     open_for_read,
@@ -72,8 +73,11 @@ def read_markdown(
         if reason is not None:
             refusal = refusal or reason
             continue
+        # A binary document (a PDF, an Office file) may be as large as get_document reads (images, fonts):
+        # what must fit the read limit is its extracted text, checked below.
+        cap = max(max_bytes, document_cap(path)) if is_binary_format(path) else max_bytes
         try:
-            data = open_for_read(root, path, max_bytes=max_bytes)
+            data = open_for_read(root, path, max_bytes=cap)
         except PathMissing:  # deleted between the check and the open
             continue
         result: ReadMarkdownResult = {
