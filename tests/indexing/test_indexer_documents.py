@@ -83,3 +83,24 @@ def test_a_word_documents_headings_lead_its_keywords(root: Path, embedder: Embed
     keywords = file_keywords("handbook.docx", data, page)
     assert keywords[:2] == ["eviction", "policy"], keywords  # by count alone, "cache" would lead
     assert not {"handbook", "docx"} & set(keywords)
+
+
+def test_a_reader_that_stops_at_a_limit_is_indexed_as_far_as_it_got_with_a_cut_problem(
+    tmp_path: Path, root: Path, embedder: Embedder
+) -> None:
+    (root / "bomb.docx").unlink()
+    long = [("h", 1, "Logbook"), *(("p", f"Entry {n}: the keeper logged a ship at dawn.") for n in range(40))]
+    (root / "logbook.docx").write_bytes(docx_bytes(long))
+    _indexer, store, spec = indexer_for(tmp_path, embedder, root)
+    spec = _spec(spec)
+    # Tighter than the settings' limits (4 Mi characters), so that a small document reaches it.
+    indexer = Indexer(store, embedder, _indexer.settings, limits=FormatLimits(max_extracted_chars=600))
+    report = indexer.index_corpus(spec)
+    (problem,) = report["problems"]
+    assert (problem["path"], problem["problem"], problem["indexed"]) == ("logbook.docx", "cut", True)
+    assert problem["detail"] and report["files_skipped"] == 0
+    texts = " ".join(row["text"] for row in store.file_rows(spec.store_key, "logbook.docx"))
+    assert "Entry 0:" in texts and "Entry 39:" not in texts  # indexed up to the cut, not past it
+    # The same file read whole: the problem goes.
+    report = Indexer(store, embedder, _indexer.settings).index_corpus(spec, force=True)
+    assert report["problems"] == []

@@ -68,6 +68,7 @@ class Indexer:
         embedder: EmbedderPort,
         settings: Settings,
         problems: ProblemLog | None = None,
+        limits: FormatLimits | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -75,7 +76,8 @@ class Indexer:
         # The daemon's is kept beside the store; without one, in memory for this indexer's life.
         self.problems = problems if problems is not None else ProblemLog(None)
         self.budget = min(settings.chunk_tokens, embedder.max_tokens) - SPECIAL_TOKENS
-        self.limits = format_limits(settings)
+        # The readers' limits: the [indexing] settings', unless the caller gives its own (tighter ones).
+        self.limits = limits if limits is not None else format_limits(settings)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
