@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from hallouminate.indexing.documents import ChunkContext, Extracted, FunctionReader, Part, Reader
 from hallouminate.indexing.docx_reader import chunk_docx, extract_docx
+from hallouminate.indexing.html_reader import html_chunk, html_extract
 from hallouminate.indexing.pdf_text import PAGE_CRUMB, chunk_pdf, page_texts, pdf_title
 from hallouminate.indexing.pptx_reader import chunk_pptx, extract_pptx
+from hallouminate.indexing.sheets import CSV_READER, ODS_READER, TSV_READER, XLSX_READER
 from hallouminate.indexing.text_chunker import TextPage
 from hallouminate.sandbox.formats import Format, file_format
 
@@ -31,6 +33,11 @@ READERS: dict[Format, Reader] = {
     "pdf": FunctionReader(_pdf_chunk, _pdf_extract),
     "docx": FunctionReader(chunk_docx, extract_docx),
     "pptx": FunctionReader(chunk_pptx, extract_pptx),
+    "xlsx": XLSX_READER,
+    "ods": ODS_READER,
+    "csv": CSV_READER,
+    "tsv": TSV_READER,
+    "html": FunctionReader(html_chunk, html_extract),
 }
 
 
