@@ -14,7 +14,6 @@ from pathlib import PurePosixPath
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import BadEncoding, TooLarge, UnsafePath
 from hallouminate.indexing.documents import ChunkContext, Extracted, FormatLimits, UnparseableFile
-from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
 from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.protocol.results import ReadMarkdownResult
@@ -163,6 +162,12 @@ def document_view(
     ``unreadable-pdf``, as before).
     """
     fmt = file_format(path)
+    if fmt in VERBATIM_FORMATS:
+        return None
+    # Here, not at the top: the readers' libraries (openpyxl loads numpy) stay out of a process that
+    # only reads Markdown (tests/browse/test_browse_imports.py).
+    from hallouminate.indexing.readers import reader_for
+
     reader = reader_for(path)
     if reader is None:
         if not is_binary_format(path):
@@ -182,6 +187,8 @@ def document_view(
     return DocumentView(content, fmt, pages, extracted.title, extracted.cut)
 
 
+# Read verbatim, never through a reader (indexing/readers.py).
+VERBATIM_FORMATS: frozenset[Format] = frozenset(("markdown", "text", "json"))
 # Readers extract without chunking: the context's token counter and budget are unused, but required.
 _VIEW_BUDGET = 512
 

@@ -33,7 +33,6 @@ from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.problems import ProblemLog
 from hallouminate.indexing.quality import chunk_quality
-from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
 from hallouminate.indexing.zipguard import OverBudget
@@ -148,6 +147,10 @@ def chunk_file(
     """Chunk one file by its format (from its extension); Markdown for anything not listed."""
     kind = file_format(rel)
     title = PurePosixPath(rel).name
+    # Here, not at the top: the readers' libraries (openpyxl loads numpy) stay out of the light processes
+    # that import this package for its walker or chunker (the read tools, the CLI).
+    from hallouminate.indexing.readers import reader_for
+
     reader = reader_for(rel)
     if reader is not None:
         ctx = ChunkContext(rel, title, count_tokens, budget, limits or FormatLimits())
