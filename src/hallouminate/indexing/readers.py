@@ -7,6 +7,7 @@ other format has a ``Reader`` here (indexing/documents.py states the contract). 
 
 from __future__ import annotations
 
+from hallouminate.indexing.code import chunk_code, extract_code
 from hallouminate.indexing.documents import ChunkContext, Extracted, FunctionReader, Part, Reader
 from hallouminate.indexing.docx_reader import chunk_docx, extract_docx
 from hallouminate.indexing.html_reader import html_chunk, html_extract
@@ -38,6 +39,7 @@ READERS: dict[Format, Reader] = {
     "csv": CSV_READER,
     "tsv": TSV_READER,
     "html": FunctionReader(html_chunk, html_extract),
+    "code": FunctionReader(chunk_code, extract_code),
 }
 
 
