@@ -15,6 +15,7 @@ TARGETS_TEXT = {
     "p50_100k": "`ground` p50 <= 80 ms at 100k chunks",
     "throughput": ">= 100 `ground` calls/s with 8 clients at 10k chunks",
     "rss": "daemon RSS <= 800 MB at 100k chunks",
+    "bombs": "peak RSS while indexing a zip bomb < 300 MB above idle",
 }
 
 
@@ -122,6 +123,12 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             continue
         text, ok = check(tier)
         rows.append((TARGETS_TEXT[key], f"{text} ({tier['label']}: {tier['chunks']:,} chunks)", _met(ok)))
+    hostile = results.get("hostile_rss")
+    if hostile:
+        bombs = [r for r in hostile["files"] if r["name"].startswith("zip_bomb")]
+        text = ", ".join(f"{r['file']} +{r['peak_above_idle_mb']:.0f} MB ({r['outcome']})" for r in bombs)
+        ok = hostile["bombs_pass"]
+        rows.append((TARGETS_TEXT["bombs"], text, "no reader yet" if ok is None else _met(ok)))
     return rows
 
 
@@ -244,7 +251,42 @@ def report(results: dict[str, Any], chart: str | None, chart_error: str | None) 
             f"| bare query embedding, p50 | {foundation['bare_query_embedding_ms']['p50']:.1f} ms | - |",
             "",
         ]
+    lines += other_tiers(results)
     return "\n".join(lines)
+
+
+def other_tiers(results: dict[str, Any]) -> list[str]:
+    """The sections of bench/formats.py and bench/hostile_rss.py, with the tables those scripts write."""
+    lines: list[str] = []
+    formats = results.get("formats")
+    if formats:
+        from formats import table as formats_table
+
+        code = formats["code_package"]
+        lines += [
+            "## Mixed formats (`bench/formats.py`)",
+            "",
+            f"A generated corpus of Markdown, PDF, Word, Excel and PowerPoint files (seed {formats['seed']}, "
+            f"scale {formats['scale']}) and the source of `{code['package']}` {code['version']} "
+            f"({code['files']} files, {code['lines']:,} lines), one corpus per kind indexed by one daemon; the bare "
+            "embedder then ran on exactly the chunk texts of each kind.",
+            "",
+            *formats_table(formats),
+            "",
+        ]
+    hostile = results.get("hostile_rss")
+    if hostile:
+        from hostile_rss import table as hostile_table
+
+        lines += [
+            "## Peak RSS per hostile file (`bench/hostile_rss.py`)",
+            "",
+            "A fresh daemon per file; peak (VmHWM, reset after the model ran once) minus idle RSS.",
+            "",
+            *hostile_table(hostile),
+            "",
+        ]
+    return lines
 
 
 def method(results: dict[str, Any]) -> list[str]:

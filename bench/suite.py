@@ -14,6 +14,11 @@ For each corpus:
   and, as context, 8 daemon-protocol clients doing the same;
 - the daemon's peak RSS (VmHWM) and the store's size on disk.
 
+Then two tiers in their own processes: the mixed-format corpus (``bench/formats.py``: Markdown, PDF,
+docx, xlsx, pptx and a real package's source code, chunks/s per kind against the bare embedder) and the
+daemon's peak RSS while it indexes each hostile file (``bench/hostile_rss.py``: zip bombs, a million empty
+rows, ...; target: a zip bomb stays under 300 MB above idle).
+
 The 100k tier is not embedded in full (20-30 chunks/s on 2 cores would take about an hour): it grows the
 10k tier's store, whose chunks the daemon embedded for real, by generated pages that the product's own
 ``Indexer`` chunks and writes through the product's ``Store`` in a writer process (``bench/_fill.py``),
@@ -82,6 +87,8 @@ class Options:
     real: str | None
     real_max_files: int | None
     foundation: bool
+    formats: bool
+    hostile: bool
     quick: bool
     report_only: bool
 
@@ -628,6 +635,16 @@ def foundation_run(opts: Options) -> dict[str, Any] | None:
     return json.loads((OUT / "foundation.json").read_text())
 
 
+def script_run(script: str, args: list[str], output: str) -> dict[str, Any] | None:
+    """Another bench script in its own process (its own daemons, its own model); its JSON figures."""
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / script), *args], check=False)
+    if done.returncode != 0:
+        log(f"  bench/{script} failed; its figures are left out")
+        return None
+    figures: dict[str, Any] = json.loads((OUT / output).read_text())
+    return figures
+
+
 # -- main ------------------------------------------------------------------------------------------------
 def run(opts: Options) -> dict[str, Any]:
     from hallouminate import xdg
@@ -673,6 +690,14 @@ def run(opts: Options) -> dict[str, Any]:
         except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
             log(f"real corpus unavailable: {exc}")
             results["real"] = {"error": str(exc)}
+    if opts.formats:
+        log("mixed-format corpus (bench/formats.py: Markdown, PDF, docx, xlsx, pptx, code) ...")
+        results["formats"] = script_run(
+            "formats.py", ["--scale", "0.25"] if opts.quick else [], "formats.json"
+        )
+    if opts.hostile:
+        log("peak RSS per hostile file (bench/hostile_rss.py: a fresh daemon per file) ...")
+        results["hostile_rss"] = script_run("hostile_rss.py", [], "hostile_rss.json")
     results["seconds"] = time.perf_counter() - STARTED
     return results
 
@@ -693,6 +718,8 @@ def parse_args() -> Options:
     parser.add_argument("--no-real", action="store_true", help="skip the real corpus")
     parser.add_argument("--real-max-files", type=int, help="first N Markdown files of the package only")
     parser.add_argument("--no-foundation", action="store_true", help="skip bench/foundation.py")
+    parser.add_argument("--no-formats", action="store_true", help="skip bench/formats.py")
+    parser.add_argument("--no-hostile", action="store_true", help="skip bench/hostile_rss.py")
     parser.add_argument(
         "--report-only", action="store_true", help="rewrite the report and chart from bench/out/suite.json"
     )
@@ -715,6 +742,8 @@ def parse_args() -> Options:
         real=None if a.no_real else a.real,
         real_max_files=a.real_max_files or (10 if quick else None),
         foundation=not a.no_foundation,
+        formats=not a.no_formats,
+        hostile=not a.no_hostile,
         quick=quick,
         report_only=a.report_only,
     )

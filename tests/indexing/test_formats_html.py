@@ -289,6 +289,10 @@ def test_a_hundred_thousand_nested_divs_are_read_without_recursion() -> None:
     data = deep_divs(100_000).encode()
     assert view_bytes(data) == "deep inner sentence\n\nafter the nest\n"
     assert_chunks_agree(data, ctx())
+    # The text is whole, the structure past the depth is not: said, so the file's problem names it.
+    reason = html_view(data, ctx()).cut
+    assert reason is not None and f"nested deeper than {MAX_DEPTH} elements" in reason
+    assert f"{100_000 - MAX_DEPTH:,} start tags" in reason
 
 
 def test_the_walk_is_iterative_a_shallow_stack_reads_the_deepest_page_allowed() -> None:

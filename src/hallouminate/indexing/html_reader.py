@@ -252,14 +252,22 @@ class HtmlView:
 
 def html_view(data: bytes, ctx: ChunkContext) -> HtmlView:
     """The Markdown-like view of the page's main text (see the module docstring)."""
-    src, _ = flatten_depth(decode_html(data))
+    src, dropped = flatten_depth(decode_html(data))
+    # The text is all kept, but the page's structure below that depth is not: recorded as the file's
+    # problem so its owner learns why its headings or lists there look flat.
+    flattened = (
+        f"nested deeper than {MAX_DEPTH} elements: {dropped:,} start tags past that depth were dropped"
+        " (their text is kept, their structure flattened)"
+        if dropped
+        else None
+    )
     tree = LexborHTMLParser(src)
     hidden = {node.mem_id for node in tree.css(_CHROME_SELECTOR)}
     limit = ctx.limits.max_extracted_chars
     body = tree.body
     root = _main_element(tree, hidden) or body
     if root is None:
-        return HtmlView("", _page_title(tree), "", None)
+        return HtmlView("", _page_title(tree), "", flattened)
     builder = _Builder(limit, hidden, sectioned=_within_sectioning(root))
     builder.walk(root)
     if not builder.has_text() and root is not body and body is not None:
@@ -267,7 +275,8 @@ def html_view(data: bytes, ctx: ChunkContext) -> HtmlView:
         builder.walk(body)
     text = builder.text()
     title = _page_title(tree) or builder.first_h1
-    return HtmlView(text, title, builder.first_paragraph, builder.cut)
+    cut = "; ".join(reason for reason in (flattened, builder.cut) if reason) or None
+    return HtmlView(text, title, builder.first_paragraph, cut)
 
 
 def html_extract(data: bytes, ctx: ChunkContext) -> Extracted:
