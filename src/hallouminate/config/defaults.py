@@ -23,6 +23,9 @@ MAX_BINARY_FILE_SIZE = 50 * 1024 * 1024
 MAX_DECOMPRESSED_SIZE = 50 * 1024 * 1024
 FAIL_ON_FRONTMATTER_ERROR = False
 CORPUS_GLOBS = ("**/*.md",)
+# What a knowledge base served by `serve --kb-path DIR` holds, unless [knowledge_base] globs says more
+# (GrooveSeek's default too: Markdown, other formats once enabled).
+KB_GLOBS = ("**/*.md", "**/*.markdown")
 WIKI_DIR = ".hallouminate/wiki"
 REPO_CONFIG = ".hallouminate/config.toml"
 # Discovery of repositories below a cwd that is above all of them: how deep, and at most how many

@@ -456,6 +456,8 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
         # get_best_practice's pages (browse/best_practice.py); a repo layer's templates come first.
         "best_practice": {"path_templates": p.path_templates},
         "discovery": {"max_depth": p.non_negative_int},
+        # The files a knowledge base (`serve --kb-path DIR`) indexes: GrooveSeek's [parsers] enabled, as globs.
+        "knowledge_base": {"globs": p.globs},
     }
 
 

@@ -36,6 +36,7 @@ SETTING_FIELDS: dict[str, str] = {
     "indexing.fail_on_frontmatter_error": "fail_on_frontmatter_error",
     "discovery.max_depth": "discovery_max_depth",
     "best_practice.path_templates": "best_practice_templates",
+    "knowledge_base.globs": "kb_globs",
 }
 # List settings: merged, not required to agree. The more specific layer's (the repository's) come first,
 # each value once: a repository adds its own pages' templates to the baseline's.
@@ -293,4 +294,5 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         reranker=scalar(s, "embeddings.reranker", "") or None,
         rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
         best_practice_templates=scalar(s, "best_practice.path_templates", ()),
+        kb_globs=scalar(s, "knowledge_base.globs", defaults.KB_GLOBS),
     )

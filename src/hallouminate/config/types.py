@@ -77,6 +77,8 @@ class Settings:
     max_decompressed_size: int = defaults.MAX_DECOMPRESSED_SIZE
     # [indexing] fail_on_frontmatter_error: an index run that leaves frontmatter unparsed reports an error.
     fail_on_frontmatter_error: bool = defaults.FAIL_ON_FRONTMATTER_ERROR
+    # [knowledge_base] globs: the files of a knowledge base (`serve --kb-path DIR`, corpus `kb`).
+    kb_globs: tuple[str, ...] = defaults.KB_GLOBS
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,11 @@ def baseline_template() -> str:
 #[best_practice]
 #path_templates = ["best-practices/{{target}}.md"]
 
+# What a knowledge base served by `serve --kb-path DIR` holds (GrooveSeek's [parsers] enabled, as globs):
+# Markdown by default; add e.g. "**/*.pdf", "**/*.docx", "**/*.py" for the other formats.
+#[knowledge_base]
+#globs = ["**/*.md", "**/*.markdown"]
+
 # Any set of Markdown files. globs and exclude use gitignore syntax, relative to each path;
 # .gitignore, .ignore and .git/info/exclude are honoured too.
 #[[corpus]]
