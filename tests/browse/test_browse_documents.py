@@ -6,6 +6,9 @@ Through the real readers (a PDF made by fpdf2); the generic rendering of parts i
 
 from __future__ import annotations
 
+import io
+import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from hallouminate.errors import BadEncoding
 from hallouminate.indexing.documents import Extracted, Part
 from hallouminate.indexing.pdf_text import page_texts
 from support.files import pdf_bytes
+from support.office_files import docx_bytes
 
 PAGE_ONE = "The lighthouse keeper logs every ship.\nThe second line of page one."
 PAGE_TWO = "Fog signals sound twice a minute."
@@ -110,3 +114,15 @@ def test_labelled_parts_are_sections_numbered_from_one_each() -> None:
         "\n## Slide 2: Empty\n\n_(no text could be extracted from this slide)_\n"
         "\n## sheet:Budget\n\n1: a | b\n"
     )
+
+
+def test_a_binary_document_over_the_read_limit_on_disk_is_read_when_its_text_fits(root: Path) -> None:
+    data = docx_bytes([("h", 1, "Photos"), ("p", "The harbour at dawn, with the keeper's boat.")])
+    out = io.BytesIO(data)
+    with zipfile.ZipFile(out, "a") as archive:  # a picture's worth of bytes no reader looks at
+        archive.writestr("word/media/image1.bin", os.urandom(4 * 1024 * 1024), zipfile.ZIP_STORED)
+    (root / "photos.docx").write_bytes(out.getvalue())
+    assert (root / "photos.docx").stat().st_size > 4 * 1024 * 1024
+    result = read_markdown(spec(root), "photos.docx", max_bytes=3 * 1024 * 1024)
+    assert result["content"] == "# Photos\n\nThe harbour at dawn, with the keeper's boat.\n"
+    assert result["bytes"] == (root / "photos.docx").stat().st_size

@@ -3,16 +3,14 @@ each chunk names in that view, and the files it refuses (documents written by py
 
 from __future__ import annotations
 
-import pytest
-
-from hallouminate.indexing.documents import ChunkContext, FormatLimits
+from hallouminate.indexing.documents import ChunkContext, FormatLimits, FunctionReader
 from hallouminate.indexing.docx_reader import chunk_docx, extract_docx
 from hallouminate.indexing.indexer import chunk_file
 from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.text_chunker import TextPage, UnparseableFile
 from hallouminate.indexing.zipguard import OverBudget
 from support.files import pdf_bytes
-from support.office_files import docx_bytes, pptx_bytes, with_member, zip_bomb
+from support.office_files import docx_bytes, pptx_bytes, refused, with_member, zip_bomb
 
 
 def words(text: str) -> int:
@@ -239,12 +237,7 @@ def test_the_reader_is_registered_for_docx_files() -> None:
 
 # -- hostile files ---------------------------------------------------------------------------------------
 def refusal(data: bytes, **limits: int) -> UnparseableFile:
-    with pytest.raises(UnparseableFile) as chunked:
-        chunk_docx(data, ctx(**limits))
-    with pytest.raises(UnparseableFile) as extracted:
-        extract_docx(data, ctx(**limits))
-    assert chunked.value.reason == extracted.value.reason
-    return chunked.value
+    return refused(FunctionReader(chunk_docx, extract_docx), data, ctx(**limits))
 
 
 def test_a_truncated_docx_is_unparseable_with_its_reason() -> None:

@@ -560,3 +560,17 @@ def test_hostile_sheet_files_are_skipped_with_their_reasons_and_the_rest_indexes
     )
     listed = world.call("ground", query="weekly check", match="phrase", output="counts", corpus="sheets")
     assert [d["path"] for d in listed["docs"]] == ["audit.csv"]
+
+
+def test_a_phrase_in_the_header_row_counts_once_though_every_chunk_repeats_it(world: World) -> None:
+    # The header leads every row chunk's text, as overlap repeats text: phrase mode counts what the file
+    # holds, so the header's words count once, in the chunk holding the header row itself.
+    ranked = world.call("ground", query="vermilion gasket assembly", corpus="sheets")
+    assert only_chunk(ranked, "inventory.xlsx")["line_start"] > 1  # a later chunk: it repeats the header
+    counts = world.call("ground", query="Unit price", match="phrase", output="counts", corpus="sheets")
+    (doc,) = [d for d in counts["docs"] if d["path"] == "inventory.xlsx"]
+    assert doc["score"] == 1 and doc["coverage"] == {"chunks": 1, "pages": 1}
+    phrase = world.call("ground", query="Unit price", match="phrase", corpus="sheets")
+    assert [
+        c["line_start"] for d in phrase["docs"] for c in d["chunks"] if d["path"] == "inventory.xlsx"
+    ] == [1]

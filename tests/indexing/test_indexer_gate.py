@@ -66,7 +66,7 @@ def test_bad_files_are_skipped_and_keep_their_old_rows(setup, wiki: Path) -> Non
     report = indexer.index_corpus(spec)
     assert counts(report) == (4, 0, 0, 0, 2)
     reasons = {s["path"]: s["reason"] for s in report["skipped"]}
-    assert "UTF-8" in reasons["alpha.md"] and "max_file_bytes" in reasons["huge.md"]
+    assert "UTF-8" in reasons["alpha.md"] and "[indexing] max_text_file_size" in reasons["huge.md"]
     assert store.file_rows(spec.store_key, "alpha.md") == before
     assert "huge.md" not in store.file_states(spec.store_key)
     problems = {p["path"]: p for p in report["problems"]}

@@ -18,6 +18,7 @@ import pytest
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.types import INVALID_PARAMS
 
+from support.code_samples import GO
 from support.sandbox import Sandbox, mcp_session, private_world, shim_host_pid
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "grooveseek_kb"
@@ -577,3 +578,34 @@ async def test_the_face_lists_and_reads_its_knowledge_base_as_kb_resources(world
             with pytest.raises(MCPError) as caught:
                 await session.read_resource(uri)
             assert caught.value.error.code == INVALID_PARAMS, uri
+
+
+async def test_knowledge_base_globs_take_in_source_code_whose_hits_carry_lines_and_kind(
+    world: Sandbox,
+) -> None:
+    # GrooveSeek's [parsers] enabled, as globs: with Go files taken in, a code hit carries GrooveSeek's
+    # start_line/end_line/symbol_kind; the Markdown beside it still does not.
+    kb = world.root / "kb-code"
+    (kb / "queue").mkdir(parents=True)
+    (kb / "queue" / "queue.go").write_text(GO)
+    (kb / "queue.md").write_text("# Queue\n\nThe job queue hands jobs to workers in arrival order.\n")
+    baseline = world.config_file.read_text() if world.config_file.exists() else ""
+    async with face(world, kb) as session:
+        first = await ready(session)
+        assert (first["total_documents"], first["updated"]) == (1, 1)  # Markdown only by default
+        world.write_config(baseline + '\n[knowledge_base]\nglobs = ["**/*.md", "**/*.go"]\n')
+        try:
+            report = await ready(session)
+            assert (report["total_documents"], report["updated"], report["skipped"]) == (2, 1, 0), report
+            out = await search(session, query="Push adds a job unless the context is done", limit=5)
+            code = [hit for hit in out["results"] if hit["path"] == "queue/queue.go"]
+            assert code and code[0]["symbol_kind"] == "method_declaration"
+            assert (code[0]["start_line"], code[0]["end_line"]) == (23, 31)
+            assert code[0]["heading_path"] == ["queue.go", "Queue.Push"]
+            lines = GO.splitlines()[code[0]["start_line"] - 1 : code[0]["end_line"]]
+            assert lines[0] == "// Push adds a job unless the context is done." and lines[-1] == "}"
+            for hit in out["results"]:
+                if hit["path"].endswith(".md"):
+                    assert not {"start_line", "end_line", "symbol_kind"} & set(hit)
+        finally:
+            world.write_config(baseline)

@@ -15,8 +15,12 @@ from typing import Any
 
 import docx
 import pptx
+import pytest
 from pptx.enum.shapes import MSO_SHAPE
 from pptx.util import Inches
+
+from hallouminate.indexing.documents import ChunkContext, Reader
+from hallouminate.indexing.text_chunker import UnparseableFile
 
 # -- Word ------------------------------------------------------------------------------------------------
 # A document is a list of blocks:
@@ -164,3 +168,13 @@ def with_member(data: bytes, name: str, content: bytes | Callable[[bytes], bytes
                 member = content(member) if callable(content) else content
             target.writestr(info, member)
     return out.getvalue()
+
+
+def refused(reader: Reader, data: bytes, ctx: ChunkContext) -> UnparseableFile:
+    """The reason both views of ``reader`` give for refusing ``data`` (they must give the same one)."""
+    with pytest.raises(UnparseableFile) as chunked:
+        reader.chunk(data, ctx)
+    with pytest.raises(UnparseableFile) as extracted:
+        reader.extract(data, ctx)
+    assert chunked.value.reason == extracted.value.reason
+    return chunked.value

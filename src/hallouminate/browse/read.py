@@ -14,13 +14,13 @@ from pathlib import PurePosixPath
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import BadEncoding, TooLarge, UnsafePath
 from hallouminate.indexing.documents import ChunkContext, Extracted, FormatLimits, UnparseableFile
-from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.walker import walk_corpus, why_not_listed
 from hallouminate.protocol.limits import PAGE_MAX_BYTES
 from hallouminate.protocol.results import ReadMarkdownResult
 from hallouminate.sandbox import (
     PathMissing,
     check_relative_path,
+    document_cap,
     file_format,
     not_found,
     open_for_read,
@@ -72,8 +72,11 @@ def read_markdown(
         if reason is not None:
             refusal = refusal or reason
             continue
+        # A binary document (a PDF, an Office file) may be as large as get_document reads (images, fonts):
+        # what must fit the read limit is its extracted text, checked below.
+        cap = max(max_bytes, document_cap(path)) if is_binary_format(path) else max_bytes
         try:
-            data = open_for_read(root, path, max_bytes=max_bytes)
+            data = open_for_read(root, path, max_bytes=cap)
         except PathMissing:  # deleted between the check and the open
             continue
         result: ReadMarkdownResult = {
@@ -159,6 +162,12 @@ def document_view(
     ``unreadable-pdf``, as before).
     """
     fmt = file_format(path)
+    if fmt in VERBATIM_FORMATS:
+        return None
+    # Here, not at the top: the readers' libraries (openpyxl loads numpy) stay out of a process that
+    # only reads Markdown (tests/browse/test_browse_imports.py).
+    from hallouminate.indexing.readers import reader_for
+
     reader = reader_for(path)
     if reader is None:
         if not is_binary_format(path):
@@ -178,6 +187,8 @@ def document_view(
     return DocumentView(content, fmt, pages, extracted.title, extracted.cut)
 
 
+# Read verbatim, never through a reader (indexing/readers.py).
+VERBATIM_FORMATS: frozenset[Format] = frozenset(("markdown", "text", "json"))
 # Readers extract without chunking: the context's token counter and budget are unused, but required.
 _VIEW_BUDGET = 512
 

@@ -162,6 +162,9 @@ def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
     finally:
         progress.close()
     click.echo(json.dumps(result, indent=2) if fmt == "json" else render_index(result))
+    if any("error" in report for report in result.get("corpora", [])):
+        # [indexing] fail_on_frontmatter_error: the run indexed, but reports an error (GrooveSeek's rule).
+        sys.exit(1)
 
 
 class _QueryCommand(click.Command):

@@ -13,8 +13,19 @@ IDLE_EXIT_SECS = 900.0
 # (anything longer would be silently truncated, so the indexer also clamps to the model's maximum) but was
 # fine-tuned on 128-token texts: 128-token chunks rank better (docs/adr/0012-ranking.md).
 CHUNK_TOKENS = 128
-MAX_FILE_BYTES = 4 * 1024 * 1024
+# [indexing] size caps of a file the indexer reads: text (Markdown, text, JSON, CSV, HTML, code; formerly
+# max_file_bytes) and binary documents (PDF, Office, OpenDocument: protocol.limits
+# DOCUMENT_BINARY_MAX_BYTES, the largest a read returns).
+MAX_TEXT_FILE_SIZE = 4 * 1024 * 1024
+MAX_BINARY_FILE_SIZE = 50 * 1024 * 1024
+# The decompression budget of a zip-based document (docx, pptx, xlsx, ods); repeats
+# indexing.documents.MAX_DECOMPRESSED_SIZE (config sits below indexing; a test keeps the two equal).
+MAX_DECOMPRESSED_SIZE = 50 * 1024 * 1024
+FAIL_ON_FRONTMATTER_ERROR = False
 CORPUS_GLOBS = ("**/*.md",)
+# What a knowledge base served by `serve --kb-path DIR` holds, unless [knowledge_base] globs says more
+# (GrooveSeek's default too: Markdown, other formats once enabled).
+KB_GLOBS = ("**/*.md", "**/*.markdown")
 WIKI_DIR = ".hallouminate/wiki"
 REPO_CONFIG = ".hallouminate/config.toml"
 # Discovery of repositories below a cwd that is above all of them: how deep, and at most how many

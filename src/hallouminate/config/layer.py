@@ -18,7 +18,7 @@ from hallouminate.config import defaults
 from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
-# Tables holding single values, with the type check of each key.
+# Tables holding single values, with the type check of each key (a bool is an int).
 Scalar = str | int | float | Path | tuple[str, ...]
 _T = TypeVar("_T")
 _S = TypeVar("_S", str, int, float, Path, tuple[str, ...])
@@ -60,6 +60,8 @@ class Layer:
     scalars: dict[str, Scalar] = field(default_factory=dict)
     corpora: list[RawCorpus] = field(default_factory=list)
     repositories: list[RawRepository] = field(default_factory=list)
+    # A setting the file spells by its old name (RENAMED): current "table.key" -> the key as written.
+    spelled: dict[str, str] = field(default_factory=dict)
 
 
 MIN_CHUNK_TOKENS = 32
@@ -70,6 +72,9 @@ RERANKER_FILES = ("tokenizer.json", "tokenizer_config.json")
 # Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
 # `[discovery]` too: it decides what a request made *above* every repository sees, where no repo layer applies.
 BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon", "discovery"})
+# Old key names still accepted (docs/configuration.md): old "table.key" -> the current one. Giving both in
+# one file is an error: which one would win is not obvious.
+RENAMED = {"indexing.max_file_bytes": "indexing.max_text_file_size"}
 
 
 def read_layer(file: Path, root: Path | None) -> Layer:
@@ -279,8 +284,22 @@ class _Parser:
                 self.report(self.unknown(f"[{table}] ", key, list(specs)))
                 continue
             checked = self.attempt(specs[key], f"[{table}] {key}", value)
-            if checked is not None:
-                layer.scalars[f"{table}.{key}"] = checked
+            if checked is None:
+                continue
+            current = RENAMED.get(f"{table}.{key}", f"{table}.{key}")
+            if current in layer.scalars:  # TOML forbids a repeated key: this is a name and its old name
+                new, old = current.split(".", 1)[1], layer.spelled.get(current) or key
+                self.report(
+                    ConfigError(
+                        f"{self.file}: [{table}] {old} and {new} are both set; {old} is the old name of "
+                        f"{new}: keep {new} only",
+                        {"file": str(self.file), "key": f"[{table}] {new}", "keys": [old, new]},
+                    )
+                )
+                continue
+            layer.scalars[current] = checked
+            if current != f"{table}.{key}":
+                layer.spelled[current] = key
 
     def array(self, table: str, body: Any) -> list[dict[str, Any]]:
         if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
@@ -391,6 +410,11 @@ class _Parser:
                 )
         return tuple(dict.fromkeys(items))
 
+    def boolean(self, where: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, f"must be true or false, got {value!r}")
+        return value
+
     def non_negative_int(self, where: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise self.fail(where, f"must be a non-negative integer, got {value!r}")
@@ -419,10 +443,21 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
             # Not a request parameter: how long one query's rerank may take (search/rerank.py).
             limits.RERANK_BUDGET_MS.name: p.bounded_int(limits.RERANK_BUDGET_MS),
         },
-        "indexing": {"chunk_tokens": p.chunk_tokens, "max_file_bytes": p.positive_int},
+        "indexing": {
+            "chunk_tokens": p.chunk_tokens,
+            # Size caps per kind of file (sandbox.formats.is_binary_format), and a zip's decompression budget.
+            "max_text_file_size": p.positive_int,
+            "max_file_bytes": p.positive_int,  # the old name of max_text_file_size (RENAMED)
+            "max_binary_file_size": p.positive_int,
+            "max_decompressed_size": p.positive_int,
+            # GrooveSeek's rule: frontmatter that does not parse makes the index run's report an error.
+            "fail_on_frontmatter_error": p.boolean,
+        },
         # get_best_practice's pages (browse/best_practice.py); a repo layer's templates come first.
         "best_practice": {"path_templates": p.path_templates},
         "discovery": {"max_depth": p.non_negative_int},
+        # The files a knowledge base (`serve --kb-path DIR`) indexes: GrooveSeek's [parsers] enabled, as globs.
+        "knowledge_base": {"globs": p.globs},
     }
 
 

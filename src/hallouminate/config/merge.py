@@ -30,9 +30,13 @@ SETTING_FIELDS: dict[str, str] = {
     "search.snippet_chars": "snippet_chars",
     "search.rerank_budget_ms": "rerank_budget_ms",
     "indexing.chunk_tokens": "chunk_tokens",
-    "indexing.max_file_bytes": "max_file_bytes",
+    "indexing.max_text_file_size": "max_file_bytes",
+    "indexing.max_binary_file_size": "max_binary_file_size",
+    "indexing.max_decompressed_size": "max_decompressed_size",
+    "indexing.fail_on_frontmatter_error": "fail_on_frontmatter_error",
     "discovery.max_depth": "discovery_max_depth",
     "best_practice.path_templates": "best_practice_templates",
+    "knowledge_base.globs": "kb_globs",
 }
 # List settings: merged, not required to agree. The more specific layer's (the repository's) come first,
 # each value once: a repository adds its own pages' templates to the baseline's.
@@ -88,13 +92,13 @@ def _without_repo_indexing(layer: Layer, notes: list[str]) -> Layer:
     ignored = sorted(key for key in layer.scalars if key.startswith("indexing."))
     if layer.root is None or not ignored:
         return layer
-    names = ", ".join(key.split(".", 1)[1] for key in ignored)
+    names = ", ".join(layer.spelled.get(key) or key.split(".", 1)[1] for key in ignored)
     notes.append(
         f"[indexing] {names} in {layer.file} is not applied: index runs use the baseline config's values; "
         "set it there instead"
     )
     kept = {key: value for key, value in layer.scalars.items() if key not in ignored}
-    return Layer(layer.file, layer.root, kept, layer.corpora, layer.repositories)
+    return Layer(layer.file, layer.root, kept, layer.corpora, layer.repositories, layer.spelled)
 
 
 def wiki_corpus_name(repository: str) -> str:
@@ -281,8 +285,14 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         limit=_search(s, limits.LIMIT),
         snippet_chars=_search(s, limits.SNIPPET_CHARS),
         chunk_tokens=scalar(s, "indexing.chunk_tokens", defaults.CHUNK_TOKENS),
-        max_file_bytes=scalar(s, "indexing.max_file_bytes", defaults.MAX_FILE_BYTES),
+        max_file_bytes=scalar(s, "indexing.max_text_file_size", defaults.MAX_TEXT_FILE_SIZE),
+        max_binary_file_size=scalar(s, "indexing.max_binary_file_size", defaults.MAX_BINARY_FILE_SIZE),
+        max_decompressed_size=scalar(s, "indexing.max_decompressed_size", defaults.MAX_DECOMPRESSED_SIZE),
+        fail_on_frontmatter_error=bool(
+            scalar(s, "indexing.fail_on_frontmatter_error", defaults.FAIL_ON_FRONTMATTER_ERROR)
+        ),
         reranker=scalar(s, "embeddings.reranker", "") or None,
         rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
         best_practice_templates=scalar(s, "best_practice.path_templates", ()),
+        kb_globs=scalar(s, "knowledge_base.globs", defaults.KB_GLOBS),
     )

@@ -46,9 +46,9 @@ def resolve(cwd: Path, observer: ScanObserver | None = None) -> Resolved:
 
 
 # A knowledge base served by `serve --kb-path DIR`: DIR is one corpus of its own, named so (the store keys
-# it by its root too, so two knowledge bases never share rows), holding its Markdown files.
+# it by its root too, so two knowledge bases never share rows), holding its Markdown files, and the other
+# formats [knowledge_base] globs names.
 KB_CORPUS = "kb"
-KB_GLOBS = ("**/*.md", "**/*.markdown")
 
 
 def as_knowledge_base(resolved: Resolved, where: Where) -> Resolved:
@@ -57,7 +57,7 @@ def as_knowledge_base(resolved: Resolved, where: Where) -> Resolved:
     No ``init-repo`` is needed: the directory is the corpus. The settings stay those of its configuration
     (baseline, and the repository layer above it if any); no other corpus is searched or listed.
     """
-    spec = CorpusSpec(KB_CORPUS, "custom", (where.cwd,), KB_GLOBS, (), None)
+    spec = CorpusSpec(KB_CORPUS, "custom", (where.cwd,), resolved.settings.kb_globs, (), None)
     return replace(
         resolved,
         corpora={KB_CORPUS: spec},

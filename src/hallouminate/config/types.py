@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hallouminate.config import defaults
 from hallouminate.protocol import limits
 
 CorpusKind = Literal["wiki", "corpus", "custom"]
@@ -59,6 +60,8 @@ class Settings:
     limit: int
     snippet_chars: int
     chunk_tokens: int
+    # [indexing] max_text_file_size (formerly max_file_bytes): the largest text file indexed (Markdown,
+    # text, JSON, CSV, HTML, code); larger ones are skipped and reported.
     max_file_bytes: int
     # How deep below a cwd that is above every repository to look for repositories (0 turns it off).
     discovery_max_depth: int = 4
@@ -68,6 +71,14 @@ class Settings:
     rerank_budget_ms: int = limits.RERANK_BUDGET_MS.default or 0
     # get_best_practice's page paths, each with {target}: the repo layer's first, then the baseline's.
     best_practice_templates: tuple[str, ...] = ()
+    # [indexing] the largest binary document indexed (PDF, Office, OpenDocument: sandbox.formats), and the
+    # decompression budget of a zip-based one (the sum of its members' declared sizes).
+    max_binary_file_size: int = defaults.MAX_BINARY_FILE_SIZE
+    max_decompressed_size: int = defaults.MAX_DECOMPRESSED_SIZE
+    # [indexing] fail_on_frontmatter_error: an index run that leaves frontmatter unparsed reports an error.
+    fail_on_frontmatter_error: bool = defaults.FAIL_ON_FRONTMATTER_ERROR
+    # [knowledge_base] globs: the files of a knowledge base (`serve --kb-path DIR`, corpus `kb`).
+    kb_globs: tuple[str, ...] = defaults.KB_GLOBS
 
 
 @dataclass(frozen=True)

@@ -205,9 +205,17 @@ def baseline_template() -> str:
 # With a reranker: its time per query before the unreranked order is returned (milliseconds).
 #rerank_budget_ms = {limits.RERANK_BUDGET_MS.default}  # {limits.RERANK_BUDGET_MS.span}
 
+# Index runs use these (a repository layer's [indexing] is not applied). Files over their kind's size cap
+# are skipped and reported: text (Markdown, text, JSON, CSV, HTML, code) and binary documents (PDF,
+# Office, OpenDocument). max_text_file_size was called max_file_bytes; the old name is still accepted.
 #[indexing]
 #chunk_tokens = {defaults.CHUNK_TOKENS}
-#max_file_bytes = {defaults.MAX_FILE_BYTES}
+#max_text_file_size = {defaults.MAX_TEXT_FILE_SIZE}
+#max_binary_file_size = {defaults.MAX_BINARY_FILE_SIZE}
+# The most a zip-based document (docx, pptx, xlsx, ods) may unpack to; a larger one is skipped.
+#max_decompressed_size = {defaults.MAX_DECOMPRESSED_SIZE}
+# true: an index run that finds frontmatter it cannot parse reports an error (the files are still indexed).
+#fail_on_frontmatter_error = {str(defaults.FAIL_ON_FRONTMATTER_ERROR).lower()}
 
 # From a directory above every repository (e.g. ~/work), repositories up to this many levels below are
 # found and their corpora offered; 0 turns that off.
@@ -218,6 +226,11 @@ def baseline_template() -> str:
 # the first that exists is read. A repository layer's templates are tried before these.
 #[best_practice]
 #path_templates = ["best-practices/{{target}}.md"]
+
+# What a knowledge base served by `serve --kb-path DIR` holds (GrooveSeek's [parsers] enabled, as globs):
+# Markdown by default; add e.g. "**/*.pdf", "**/*.docx", "**/*.py" for the other formats.
+#[knowledge_base]
+#globs = ["**/*.md", "**/*.markdown"]
 
 # Any set of Markdown files. globs and exclude use gitignore syntax, relative to each path;
 # .gitignore, .ignore and .git/info/exclude are honoured too.

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
     from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
+    from hallouminate.indexing.documents import FormatLimits
     from hallouminate.ports import ChunkRow
     from hallouminate.protocol.arguments import GetDocumentArgs, SearchArgs
     from hallouminate.protocol.results import (
@@ -434,6 +435,13 @@ class Runtime:
             model_name=self.settings.model_name,
             chunk_tokens=chunk_tokens,
         )
+
+    def _format_limits(self) -> FormatLimits:
+        """What a document reader may spend on one file: the [indexing] settings, for reads as for index
+        runs, so a document that indexes also reads."""
+        from hallouminate.indexing.indexer import format_limits
+
+        return format_limits(self.settings)
 
     def _new_indexer(self, store: Store, embedder: Embedder) -> Indexer:
         from hallouminate.indexing import Indexer
@@ -790,7 +798,11 @@ class Runtime:
         # Each op's schema requires its path: the key tells the argument types apart.
         if op == "read_markdown" and "path" in args:
             return await asyncio.to_thread(
-                browse.read_markdown, spec, args["path"], bool(args.get("line_numbers", False))
+                browse.read_markdown,
+                spec,
+                args["path"],
+                bool(args.get("line_numbers", False)),
+                limits=self._format_limits(),
             )
         if op == "backlinks" and "path" in args:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
@@ -858,7 +870,9 @@ class Runtime:
         path = args["path"]
         check_document_name(path)  # the string alone: before the index or the disk is asked anything
         row = await self._indexed_row(spec, path)
-        document = await asyncio.to_thread(read_document, spec, path, row.get("fields"))
+        document = await asyncio.to_thread(
+            read_document, spec, path, row.get("fields"), self._format_limits()
+        )
         # Offered or not on the recorded size, as resources/list and the hits judge it.
         if spec.name == resolved.default_corpus and offered(path, row.get("file_size")):
             document["uri"] = doc_uri(path)
@@ -895,7 +909,9 @@ class Runtime:
             row = await self._indexed_row(spec, path)
             if not offered(path, row.get("file_size")):
                 raise resource_not_found(uri, "the document is larger than a read returns")
-            document = await asyncio.to_thread(read_document, spec, path, row.get("fields"))
+            document = await asyncio.to_thread(
+                read_document, spec, path, row.get("fields"), self._format_limits()
+            )
         except CallerError as exc:
             # Every refusal of a read is MCP's resource_not_found; its reason says which rule refused.
             if exc.data.get("problem") == "resource_not_found":

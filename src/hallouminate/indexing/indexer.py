@@ -33,9 +33,9 @@ from hallouminate.indexing.json_chunker import chunk_json
 from hallouminate.indexing.keywords import frontmatter_tags, page_keywords, tags_from_fields
 from hallouminate.indexing.problems import ProblemLog
 from hallouminate.indexing.quality import chunk_quality
-from hallouminate.indexing.readers import reader_for
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
+from hallouminate.indexing.zipguard import OverBudget
 from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
 from hallouminate.protocol.results import (
     FileProblem,
@@ -67,6 +67,7 @@ class Indexer:
         embedder: EmbedderPort,
         settings: Settings,
         problems: ProblemLog | None = None,
+        limits: FormatLimits | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -74,6 +75,8 @@ class Indexer:
         # The daemon's is kept beside the store; without one, in memory for this indexer's life.
         self.problems = problems if problems is not None else ProblemLog(None)
         self.budget = min(settings.chunk_tokens, embedder.max_tokens) - SPECIAL_TOKENS
+        # The readers' limits: the [indexing] settings', unless the caller gives its own (tighter ones).
+        self.limits = limits if limits is not None else format_limits(settings)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -121,6 +124,19 @@ class Indexer:
             return run.execute(files, gone)
 
 
+def format_limits(settings: Settings) -> FormatLimits:
+    """What a document reader may spend on one file, from the ``[indexing]`` settings."""
+    return FormatLimits(max_decompressed_size=settings.max_decompressed_size)
+
+
+def size_cap(settings: Settings, rel: str) -> tuple[int, str]:
+    """The largest ``rel`` the indexer reads, and the ``[indexing]`` key setting it: binary documents
+    (PDF, Office, OpenDocument) have their own cap, every other file the text one."""
+    if is_binary_format(rel):
+        return settings.max_binary_file_size, "max_binary_file_size"
+    return settings.max_file_bytes, "max_text_file_size"
+
+
 def chunk_file(
     rel: str,
     data: bytes,
@@ -131,6 +147,10 @@ def chunk_file(
     """Chunk one file by its format (from its extension); Markdown for anything not listed."""
     kind = file_format(rel)
     title = PurePosixPath(rel).name
+    # Here, not at the top: the readers' libraries (openpyxl loads numpy) stay out of the light processes
+    # that import this package for its walker or chunker (the read tools, the CLI).
+    from hallouminate.indexing.readers import reader_for
+
     reader = reader_for(rel)
     if reader is not None:
         ctx = ChunkContext(rel, title, count_tokens, budget, limits or FormatLimits())
@@ -145,10 +165,46 @@ def chunk_file(
     return chunk_markdown(text, count_tokens, budget)
 
 
+def frontmatter_error(corpus: str, unparsed: int) -> str:
+    """The ``error`` of an index report under ``[indexing] fail_on_frontmatter_error`` (GrooveSeek's rule)."""
+    files = "1 file" if unparsed == 1 else f"{unparsed} files"
+    return (
+        f"{files} of corpus {corpus!r} {'has' if unparsed == 1 else 'have'} frontmatter that does not parse "
+        "(indexed as plain text; `problems` names them): fix the frontmatter, or set [indexing] "
+        "fail_on_frontmatter_error = false to index such files without an error"
+    )
+
+
+def _over_cap(key: str, cap: int, size: int | None) -> str:
+    """The skip reason of a file over its kind's size cap, naming the key that raises it."""
+    given = f"{size} > {cap}" if size is not None else f"> {cap}"
+    return f"larger than [indexing] {key} ({given} bytes); raise {key} to index it"
+
+
+# Formats whose breadcrumbs are the author's headings (a Word document's, an HTML page's), weighted as
+# Markdown's are; the others' are a file name, a page, slide or sheet number, or a symbol name.
+HEADED_FORMATS = frozenset(("docx", "html"))
+
+
+@dataclass(frozen=True)
+class _Crumbs:
+    """A chunk as keywords see it: its breadcrumb without the file name standing in for a title."""
+
+    heading_path: list[str]
+    text: str
+
+
 def file_keywords(rel: str, data: bytes, page: MarkdownPage | TextPage) -> list[str]:
-    """The page's keywords. Markdown: frontmatter tags first, headings weighted. The other formats'
-    breadcrumbs are a file name or a page number, so only their chunk texts count."""
+    """The page's keywords. Markdown: frontmatter tags first, headings weighted; a Word document's and an
+    HTML page's headings weighted too. The other formats' breadcrumbs are a file name or a page number,
+    so only their chunk texts count."""
     chunks = list(page.chunks)
+    if file_format(rel) in HEADED_FORMATS:
+        # The breadcrumb's root is the document's own title, else its file name ("notes.docx"), which
+        # is no word of the author's and would make "docx" a keyword of every untitled document.
+        name = PurePosixPath(rel).name
+        crumbs = [_Crumbs([h for h in chunk.heading_path if h != name], chunk.text) for chunk in chunks]
+        return page_keywords(crumbs)
     if not is_markdown(rel):
         return page_keywords(chunks, headings=False)
     if isinstance(page, MarkdownPage):
@@ -220,7 +276,8 @@ class _Run:
         self.force = force
         self.embedder = indexer.embedder
         self.budget = indexer.budget
-        self.max_bytes = indexer.settings.max_file_bytes
+        self.settings = indexer.settings
+        self.limits = indexer.limits
         self.spec = spec
         self.progress = progress
         self.started = time.perf_counter()
@@ -270,7 +327,8 @@ class _Run:
             self.store.maybe_optimize()
         self.report(len(files), len(files), None, force=True)
         problems = self.log.get(self.spec.store_key)
-        return {
+        unparsed = sum(1 for p in problems.values() if p["problem"] == "frontmatter")
+        report: IndexReport = {
             "corpus": self.spec.name,
             "files_seen": len(files),
             "files_upserted": self.upserted,
@@ -282,13 +340,16 @@ class _Run:
             "skipped": self.skipped,
             "frontmatter_errors": self.frontmatter_errors,
             # Every file of the corpus whose frontmatter does not parse now (this run's and earlier ones').
-            "frontmatter_unparsed": sum(1 for p in problems.values() if p["problem"] == "frontmatter"),
+            "frontmatter_unparsed": unparsed,
             "chunks_written": self.chunks_written,
             "chunks_total": self.store.count_rows(self.spec.store_key),
             "forced": self.force,
             "seconds": round(time.perf_counter() - self.started, 3),
             "problems": [problems[path] for path in sorted(problems)],
         }
+        if unparsed and self.settings.fail_on_frontmatter_error:
+            report["error"] = frontmatter_error(self.spec.name, unparsed)
+        return report
 
     def report(self, done: int, total: int, rel: str | None, *, force: bool = False) -> None:
         if self.progress is None:
@@ -334,17 +395,18 @@ class _Run:
         old = self.states.get(rel)
         if old is not None and not self.force and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns:
             return
-        if st.st_size > self.max_bytes:
-            self.skip(rel, "too-large", f"larger than max_file_bytes ({st.st_size} > {self.max_bytes})")
+        cap, key = size_cap(self.settings, rel)
+        if st.st_size > cap:
+            self.skip(rel, "too-large", _over_cap(key, cap, st.st_size))
             return
         try:
             # Through the sandbox, never following a link: a directory or the file itself swapped for a
             # symlink since the walk is refused, not read. The stat is the one the bytes were read under
             # (taken before reading: if the file changes meanwhile, the next run sees a new stat).
-            data, st = read_file(root, rel, max_bytes=self.max_bytes)
+            data, st = read_file(root, rel, max_bytes=cap)
         except CallerError as exc:
             if isinstance(exc, TooLarge):
-                self.skip(rel, "too-large", f"larger than max_file_bytes (> {self.max_bytes})")
+                self.skip(rel, "too-large", _over_cap(key, cap, None))
             else:
                 self.skip(rel, "unreadable", f"cannot read: {exc.message}")
             return
@@ -362,9 +424,12 @@ class _Run:
             self.skip(rel, "binary", f"binary content (a NUL byte at offset {nul}), not text")
             return
         try:
-            page = chunk_file(rel, data, self.embedder.count_tokens, self.budget)
+            page = chunk_file(rel, data, self.embedder.count_tokens, self.budget, self.limits)
         except UnicodeDecodeError as exc:
             self.skip(rel, "not-utf8", f"not valid UTF-8 (byte {exc.start})")
+            return
+        except OverBudget as exc:  # a zip that would decompress past max_decompressed_size
+            self.skip(rel, "too-large", exc.reason)
             return
         except UnparseableFile as exc:
             self.skip(rel, "unparseable", exc.reason)
@@ -380,9 +445,12 @@ class _Run:
         # Only Markdown has frontmatter.
         fields = page.fields if isinstance(page, MarkdownPage) else None
         problem = page.frontmatter_error if isinstance(page, MarkdownPage) else None
+        cut = page.cut if isinstance(page, TextPage) else None
         if problem:  # indexed as text all the same; the caller is told
             self.frontmatter_errors.append({"path": rel, "reason": problem})
             self.note(rel, "frontmatter", problem, indexed=True)
+        elif cut and chunks:  # a reader stopped at a limit: indexed as far as it got, and the reason kept
+            self.note(rel, "cut", cut, indexed=True)
         elif chunks:
             self.read_clean(rel)
         pending = _Pending(
@@ -397,7 +465,9 @@ class _Run:
             json.dumps(fields, ensure_ascii=False, sort_keys=True) if fields else None,
         )
         if not pending.chunks:
-            if data.strip():
+            if cut:
+                detail = f"no text to index before the reader stopped: {cut}"
+            elif data.strip():
                 detail = "no text to index (only frontmatter or markup)"
             else:
                 detail = "only whitespace" if data else "an empty file"

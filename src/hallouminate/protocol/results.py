@@ -291,7 +291,16 @@ class SkippedFile(TypedDict):
 # What the indexer found wrong with one file. "frontmatter": indexed all the same, as plain text; every other
 # problem skips the file (no rows; rows it had before are kept, except an "empty" file's, which go).
 FileProblemKind = Literal[
-    "frontmatter", "binary", "not-utf8", "empty", "too-large", "unreadable", "unparseable", "chunk-failed"
+    "frontmatter",
+    "binary",
+    "not-utf8",
+    "empty",
+    "too-large",
+    "unreadable",
+    "unparseable",
+    "chunk-failed",
+    # A document reader stopped at a limit (indexing/documents.py): indexed as far as it got.
+    "cut",
 ]
 
 
@@ -301,7 +310,8 @@ class FileProblem(TypedDict):
     path: str
     problem: FileProblemKind
     detail: str
-    # True when the file has rows all the same (a frontmatter error: indexed as plain text).
+    # True when the file has rows all the same (a frontmatter error: indexed as plain text; a cut: indexed
+    # as far as its reader got).
     indexed: bool
     # When the run that found it read the file (ms since the epoch).
     found_ms: int
@@ -355,6 +365,9 @@ class IndexReport(TypedDict):
     background: NotRequired[list[BackgroundWork]]
     # Every problem the corpus' files have now, this run's and those found earlier in files unchanged since.
     problems: NotRequired[list[FileProblem]]
+    # [indexing] fail_on_frontmatter_error = true and frontmatter_unparsed > 0: why the run is an error (the
+    # files are indexed all the same). Absent otherwise.
+    error: NotRequired[str]
 
 
 class IndexResult(TypedDict):

@@ -537,6 +537,7 @@ FILE_PROBLEM: dict[str, Any] = {
                 "unreadable",
                 "unparseable",
                 "chunk-failed",
+                "cut",
             ],
         },
         "detail": {"type": "string"},
@@ -605,6 +606,8 @@ _INDEX_REPORT: dict[str, Any] = {
         "seconds": {"type": "number"},
         "background": {"type": "array", "items": _BACKGROUND_WORK},
         "problems": {"type": "array", "items": FILE_PROBLEM},
+        # [indexing] fail_on_frontmatter_error with frontmatter_unparsed > 0: the run's error.
+        "error": {"type": "string"},
     },
     "required": [
         "corpus",

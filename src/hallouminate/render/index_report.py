@@ -30,6 +30,8 @@ def render_index(result: IndexResult) -> str:
                 lines.append(f"  skipped {skipped['path']}: {skipped['reason']}")
             for bad in report.get("frontmatter_errors", []):
                 lines.append(f"  indexed as text {bad['path']}: {bad['reason']}")
+        if "error" in report:  # [indexing] fail_on_frontmatter_error
+            lines.append(f"  error: {report['error']}")
     lines.append(f"done in {result.get('seconds', 0):.2f} s")
     for warning in result.get("warnings", []):
         lines.append(f"warning [{warning.get('code')}]: {warning.get('message')}")

@@ -34,7 +34,10 @@ def render_background(work: BackgroundWork) -> str:
 
 
 def render_problem(problem: FileProblem) -> str:
-    what = "indexed as text" if problem["indexed"] else "skipped"
+    if not problem["indexed"]:
+        what = "skipped"
+    else:
+        what = "indexed up to the cut" if problem["problem"] == "cut" else "indexed as text"
     return f"{problem['path']}: {problem['problem']} ({what}): {problem['detail']}"
 
 

@@ -37,7 +37,7 @@ from hallouminate.protocol.results import (
     GroundResult,
     GroundWarning,
 )
-from hallouminate.sandbox.formats import is_markdown
+from hallouminate.sandbox.formats import Format, file_format, is_markdown
 from hallouminate.search.assembly import (
     FileEntry,
     check_params,
@@ -129,6 +129,7 @@ def count(matches: PhraseMatchesPort, cap: int = SCAN_CAP, footnotes: str = "inc
     rows = matches.rows
     found = [int(row["occurrences"]) for row in rows]
     _drop_repeated(matches, found)
+    _drop_repeated_headers(matches, found)
     if footnotes != "include":
         # Recount in the part of each matching chunk that ``footnotes`` reads (body or definitions).
         matched = [i for i, n in enumerate(found) if n > 0]
@@ -172,6 +173,34 @@ def _drop_repeated(matches: PhraseMatchesPort, found: list[int]) -> None:
             owners.append(i)
     # The pattern is literal words joined by whitespace runs, so the matches found in a head are exactly
     # the matches of the whole text that end inside it.
+    for i, n in zip(owners, matches.count(heads), strict=True):
+        found[i] -= n
+
+
+# Formats whose chunks repeat a header line above their own lines (indexing/sheets.py): a sheet's header
+# row leads every later chunk of rows.
+_HEADER_REPEATING: frozenset[Format] = frozenset(("xlsx", "ods", "csv", "tsv"))
+
+
+def _drop_repeated_headers(matches: PhraseMatchesPort, found: list[int]) -> None:
+    """Take off each row of a sheet the occurrences in the header line it repeats.
+
+    Such a chunk's text holds one line more than its line range (the header, then its rows); the chunk
+    that holds the header row itself has no extra line, so the header's occurrences count there, once.
+    """
+    rows = matches.rows
+    sheets = [
+        i for i, row in enumerate(rows) if found[i] > 0 and file_format(row["path"]) in _HEADER_REPEATING
+    ]
+    if not sheets:
+        return
+    heads: list[str] = []
+    owners: list[int] = []
+    for i, text in zip(sheets, matches.texts(sheets), strict=True):
+        span = rows[i]["line_end"] - rows[i]["line_start"] + 1
+        if "\n" in text and text.count("\n") + 1 > span:
+            heads.append(text[: text.index("\n")])
+            owners.append(i)
     for i, n in zip(owners, matches.count(heads), strict=True):
         found[i] -= n
 

@@ -113,7 +113,7 @@ def rebuild_counters(result: dict[str, Any], stats: dict[str, Any]) -> dict[str,
     unparsed = report.get("frontmatter_unparsed")
     if unparsed is None:  # before the counter existed: the files indexed as text for their frontmatter
         unparsed = len(report.get("frontmatter_errors") or [])
-    return {
+    counters: dict[str, Any] = {
         "total_documents": int(stats.get("indexed_files", 0)),
         "updated": int(report.get("files_upserted", 0)),
         "renamed": int(report.get("renamed", 0)),
@@ -123,23 +123,30 @@ def rebuild_counters(result: dict[str, Any], stats: dict[str, Any]) -> dict[str,
         "duration_ms": round(float(result.get("seconds", report.get("seconds", 0.0))) * 1000),
         "frontmatter_unparsed": int(unparsed),
     }
+    if isinstance(report.get("error"), str):  # [indexing] fail_on_frontmatter_error: beside the counters
+        counters["error"] = report["error"]
+    return counters
 
 
 _COUNT = {"type": "integer", "minimum": 0}
 REBUILD_RESULT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        name: _COUNT
-        for name in (
-            "total_documents",
-            "updated",
-            "renamed",
-            "deleted",
-            "skipped",
-            "total_chunks",
-            "duration_ms",
-            "frontmatter_unparsed",
-        )
+        **{
+            name: _COUNT
+            for name in (
+                "total_documents",
+                "updated",
+                "renamed",
+                "deleted",
+                "skipped",
+                "total_chunks",
+                "duration_ms",
+                "frontmatter_unparsed",
+            )
+        },
+        # GrooveSeek's: under fail_on_frontmatter_error, why the rebuild is an error (the files are indexed).
+        "error": {"type": "string"},
     },
     "required": [
         "total_documents",
@@ -236,7 +243,9 @@ FACE_TOOLS: dict[str, FaceTool] = {
                 "Rebuild the search index by scanning all source files. One at a time: a call arriving "
                 "while a rebuild is running is refused with an error naming how long the running one has "
                 "been going. Returns the counters total_documents, updated, renamed, deleted, skipped, "
-                "total_chunks, duration_ms, frontmatter_unparsed. force: true rebuilds from scratch."
+                "total_chunks, duration_ms, frontmatter_unparsed, and error when "
+                "[indexing] fail_on_frontmatter_error is set and some frontmatter does not parse. force: "
+                "true rebuilds from scratch."
             ),
             input_schema=_object(
                 {"force": {"type": "boolean", "description": "Rebuild from scratch (default false)."}}
