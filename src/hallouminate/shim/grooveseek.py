@@ -129,35 +129,25 @@ def rebuild_counters(result: dict[str, Any], stats: dict[str, Any]) -> dict[str,
 
 
 _COUNT = {"type": "integer", "minimum": 0}
+# GrooveSeek's rebuild counters, every one always present.
+_REBUILD_COUNTERS = (
+    "total_documents",
+    "updated",
+    "renamed",
+    "deleted",
+    "skipped",
+    "total_chunks",
+    "duration_ms",
+    "frontmatter_unparsed",
+)
 REBUILD_RESULT: dict[str, Any] = {
     "type": "object",
     "properties": {
-        **{
-            name: _COUNT
-            for name in (
-                "total_documents",
-                "updated",
-                "renamed",
-                "deleted",
-                "skipped",
-                "total_chunks",
-                "duration_ms",
-                "frontmatter_unparsed",
-            )
-        },
+        **dict.fromkeys(_REBUILD_COUNTERS, _COUNT),
         # GrooveSeek's: under fail_on_frontmatter_error, why the rebuild is an error (the files are indexed).
         "error": {"type": "string"},
     },
-    "required": [
-        "total_documents",
-        "updated",
-        "renamed",
-        "deleted",
-        "skipped",
-        "total_chunks",
-        "duration_ms",
-        "frontmatter_unparsed",
-    ],
+    "required": list(_REBUILD_COUNTERS),
 }
 
 
