@@ -7,7 +7,7 @@ against the output schemas, so these must match what the daemon returns exactly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from hallouminate.protocol.limits import (
     BEST_PRACTICE_TARGET_CHARS,
@@ -52,6 +52,7 @@ from hallouminate.protocol.limits import (
     UNDER_HEADING_CHARS,
     Range,
 )
+from hallouminate.protocol.results import FileProblemKind
 
 CORPUS_PROP: dict[str, Any] = {
     "type": "string",
@@ -528,17 +529,7 @@ FILE_PROBLEM: dict[str, Any] = {
         "path": {"type": "string"},
         "problem": {
             "type": "string",
-            "enum": [
-                "frontmatter",
-                "binary",
-                "not-utf8",
-                "empty",
-                "too-large",
-                "unreadable",
-                "unparseable",
-                "chunk-failed",
-                "cut",
-            ],
+            "enum": list(get_args(FileProblemKind)),
         },
         "detail": {"type": "string"},
         "indexed": {"type": "boolean"},
