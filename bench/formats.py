@@ -41,10 +41,10 @@ from indexing import (
     NOUNS,
     SECTIONS,
     CpuMeter,
-    indexer_batches,
     page,
     paragraph,
     sentence,
+    timed_bare_embedding,
     wait_loaded,
 )
 
@@ -223,17 +223,10 @@ def kind_chunks(repo: Path, kind: str, counter: Callable[[str], int], budget: in
 
 
 def bare(embedder: Any, texts: list[str]) -> dict[str, Any]:
-    from hallouminate.indexing.indexer import EMBED_BATCH
-
     if not texts:
         return {"chunks": 0, "seconds": 0.0, "chunks_per_s": None, "own_cpu_s": 0.0, "others_cpu_s": 0.0}
-    embedder.embed_passages(texts[:EMBED_BATCH])  # warm-up: first-call allocations
-    meter = CpuMeter(os.getpid())
-    started = time.perf_counter()
-    for batch in indexer_batches(texts):
-        embedder.embed_passages(batch)
-    seconds = time.perf_counter() - started
-    return {"chunks": len(texts), "seconds": seconds, "chunks_per_s": len(texts) / seconds, **meter.stop()}
+    seconds, cpu = timed_bare_embedding(embedder, texts)
+    return {"chunks": len(texts), "seconds": seconds, "chunks_per_s": len(texts) / seconds, **cpu}
 
 
 async def daemon_runs(repo: Path) -> dict[str, Any]:

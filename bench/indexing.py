@@ -237,7 +237,9 @@ def same_chunks(repo: Path, embedder: Any) -> tuple[list[str], int]:
     return texts, sum(embedder.count_tokens(t) for t in texts)
 
 
-def bare_embedding(embedder: Any, texts: list[str], tokens: int) -> dict[str, Any]:
+def timed_bare_embedding(embedder: Any, texts: list[str]) -> tuple[float, dict[str, float]]:
+    """The bare embedder on ``texts`` in the indexer's batches, after a warm-up batch: seconds, and the
+    CPU seconds of this process and of the others meanwhile (CpuMeter)."""
     from hallouminate.indexing.indexer import EMBED_BATCH
 
     embedder.embed_passages(texts[:EMBED_BATCH])  # warm-up: first-call allocations
@@ -245,8 +247,13 @@ def bare_embedding(embedder: Any, texts: list[str], tokens: int) -> dict[str, An
     started = time.perf_counter()
     for batch in indexer_batches(texts):
         embedder.embed_passages(batch)
-    seconds = time.perf_counter() - started
-    cpu = meter.stop()
+    return time.perf_counter() - started, meter.stop()
+
+
+def bare_embedding(embedder: Any, texts: list[str], tokens: int) -> dict[str, Any]:
+    from hallouminate.indexing.indexer import EMBED_BATCH
+
+    seconds, cpu = timed_bare_embedding(embedder, texts)
     sample = texts[:UNSORTED_SAMPLE]
     started = time.perf_counter()
     for i in range(0, len(sample), EMBED_BATCH):
