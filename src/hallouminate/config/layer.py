@@ -458,6 +458,18 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
         "discovery": {"max_depth": p.non_negative_int},
         # The files a knowledge base (`serve --kb-path DIR`) indexes: GrooveSeek's [parsers] enabled, as globs.
         "knowledge_base": {"globs": p.globs},
+        # The daemon's HTTP listener (http/; docs/http.md).
+        "http": {
+            "enabled": p.boolean,
+            "host": p.string,
+            "port": p.positive_int,
+            "token_file": p.path,
+            "max_body_bytes": p.positive_int,
+            "max_sessions": p.positive_int,
+            "session_idle_secs": p.positive_number,
+            "root": p.path,
+            "kb_path": p.path,
+        },
     }
 
 

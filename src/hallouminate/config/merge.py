@@ -13,7 +13,7 @@ from pathlib import Path
 from hallouminate import xdg
 from hallouminate.config import defaults
 from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar, scalar
-from hallouminate.config.types import CorpusSpec, Resolved, Settings
+from hallouminate.config.types import CorpusSpec, HttpSettings, Resolved, Settings
 from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
@@ -295,4 +295,25 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
         best_practice_templates=scalar(s, "best_practice.path_templates", ()),
         kb_globs=scalar(s, "knowledge_base.globs", defaults.KB_GLOBS),
+        http=_http(s),
     )
+
+
+def _http(s: dict[str, Scalar]) -> HttpSettings:
+    base = HttpSettings()
+    return HttpSettings(
+        enabled=bool(scalar(s, "http.enabled", base.enabled)),
+        host=scalar(s, "http.host", base.host),
+        port=scalar(s, "http.port", 0) or None,
+        token_file=_optional_path(s, "http.token_file"),
+        max_body_bytes=scalar(s, "http.max_body_bytes", base.max_body_bytes),
+        max_sessions=scalar(s, "http.max_sessions", base.max_sessions),
+        session_idle_secs=scalar(s, "http.session_idle_secs", base.session_idle_secs),
+        root=_optional_path(s, "http.root"),
+        kb_path=_optional_path(s, "http.kb_path"),
+    )
+
+
+def _optional_path(s: dict[str, Scalar], key: str) -> Path | None:
+    value = s.get(key)
+    return value if isinstance(value, Path) else None

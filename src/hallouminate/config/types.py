@@ -50,6 +50,28 @@ class Where:
 
 
 @dataclass(frozen=True)
+class HttpSettings:
+    """``[http]`` (baseline config only; docs/http.md): the daemon's HTTP listener, off until enabled."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    # None: a random free port at each start (``hallouminate port clear``).
+    port: int | None = None
+    # Origins a browser page may call from, beside the listener's own (DNS-rebinding defence).
+    allowed_origins: tuple[str, ...] = ()
+    # A file holding the bearer token every request must carry; required to bind a non-loopback host.
+    token_file: Path | None = None
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_sessions: int = 256
+    session_idle_secs: float = 600.0
+    # The directory whose corpora the faces that take no cwd serve (KuraDB's, /api/search, /ui);
+    # None: the home directory (repositories found below it, as a cwd above every repository finds them).
+    root: Path | None = None
+    # The knowledge base GrooveSeek's face serves at /grooveseek/mcp; None: that face is not mounted.
+    kb_path: Path | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     model_name: str
     model_cache_dir: Path
@@ -79,6 +101,8 @@ class Settings:
     fail_on_frontmatter_error: bool = defaults.FAIL_ON_FRONTMATTER_ERROR
     # [knowledge_base] globs: the files of a knowledge base (`serve --kb-path DIR`, corpus `kb`).
     kb_globs: tuple[str, ...] = defaults.KB_GLOBS
+    # [http]: the daemon's HTTP listener (http/).
+    http: HttpSettings = field(default_factory=HttpSettings)
 
 
 @dataclass(frozen=True)

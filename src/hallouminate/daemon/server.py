@@ -77,6 +77,8 @@ class DaemonServer:
         self._stop = asyncio.Event()
         self._idle_handle: asyncio.TimerHandle | None = None
         self._server: asyncio.base_events.Server | None = None
+        # The HTTP listener (http/listener.py), while [http] enabled.
+        self.http: Any = None
 
     @property
     def socket_path(self) -> Path:
@@ -113,15 +115,37 @@ class DaemonServer:
         log.info("daemon %s listening on %s (pid %d)", self.runtime.version, self.guard.path, os.getpid())
         self._arm_idle_timer()
         self.runtime.start_background_load()
+        await self.start_http()
         await self._stop.wait()
         # Drain: stop accepting, let in-flight requests finish, then release the socket and the lock.
         self._server.close()
+        await self.stop_http()
         if self.in_flight:
             log.info("draining %d in-flight request(s)", len(self.in_flight))
             await asyncio.wait(set(self.in_flight), timeout=DRAIN_TIMEOUT)
         self.guard.release()
         await self.runtime.close()
         log.info("stopped")
+
+    async def start_http(self) -> None:
+        """Start the HTTP listener when ``[http] enabled``; a listener that cannot start is logged and the
+        socket keeps serving."""
+        settings = self.runtime.settings.http
+        if not settings.enabled:
+            return
+        from hallouminate.http.listener import HttpListener
+
+        self.http = HttpListener(self.dispatcher, self.guard.path)
+        try:
+            await self.http.start(settings, settings.root or Path.home())
+        except Exception:
+            log.exception("the HTTP listener did not start")
+            self.http = None
+
+    async def stop_http(self) -> None:
+        if self.http is not None:
+            await self.http.stop()
+            self.http = None
 
     # -- connections -------------------------------------------------------------------------------
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

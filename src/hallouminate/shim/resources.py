@@ -26,17 +26,18 @@ from mcp.types import (
     TextResourceContents,
 )
 
-from hallouminate.client import DaemonConnection, DaemonUnavailable
+from hallouminate.client import DaemonUnavailable
 from hallouminate.errors import Bug, HallouminateError
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.kb_uri import DOC_TEMPLATE
 from hallouminate.protocol.results import ReadResourceResult as ReadAnswer
 from hallouminate.protocol.results import ResourceGroupsResult
 from hallouminate.shim.errors import to_mcp_error
+from hallouminate.shim.link import Calls
 
 log = logging.getLogger("hallouminate.shim")
 
-Connect = Callable[[], Awaitable[DaemonConnection]]
+Connect = Callable[[], Awaitable[Calls]]
 
 TEMPLATE_DESCRIPTION = (
     "One indexed document by its path, exactly as `ground` returns it, percent-encoded except for "

@@ -51,6 +51,7 @@ from hallouminate.shim.errors import to_mcp_error
 from hallouminate.shim.grooveseek import DIALECTS, FACE_TOOLS
 from hallouminate.shim.grooveseek import INSTRUCTIONS as GROOVESEEK_INSTRUCTIONS
 from hallouminate.shim.grooveseek import render as render_face
+from hallouminate.shim.link import Link
 from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.resources import KbResources
 from hallouminate.shim.stdio import LineGate
@@ -223,16 +224,21 @@ def build_server(
     *,
     dialect: str = "hallouminate",
     kb_path: Path | None = None,
-) -> tuple[Server[Any], DaemonLink]:
+    link: Link | None = None,
+) -> tuple[Server[Any], Link]:
     """The MCP server of one face: ours (``hallouminate``; ``cwd``: the resources' directory, else where
-    we started), or GrooveSeek's over the knowledge base ``kb_path`` (``grooveseek``; shim/grooveseek.py)."""
+    we started), or GrooveSeek's over the knowledge base ``kb_path`` (``grooveseek``; shim/grooveseek.py).
+
+    ``link``: how calls reach the daemon; by default a socket connection to the daemon on ``socket``
+    (the stdio shim). The HTTP transport passes the daemon's own dispatcher (http/local.py)."""
+    if link is None:
+        link = DaemonLink(socket)
     if dialect == "grooveseek":
         if kb_path is None:
             raise ValueError("the grooveseek face needs a knowledge base path")
-        return _build_grooveseek(socket, kb_path)
+        return _build_grooveseek(link, kb_path)
     if dialect != "hallouminate":
         raise ValueError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}")
-    link = DaemonLink(socket)
     # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
     # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
     resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
@@ -329,11 +335,10 @@ async def _as_mcp(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
         raise to_mcp_error(Bug(f"{name} failed in the MCP server: {type(exc).__name__}: {exc}")) from None
 
 
-def _build_grooveseek(socket: Path | None, kb_path: Path) -> tuple[Server[Any], DaemonLink]:
+def _build_grooveseek(link: Link, kb_path: Path) -> tuple[Server[Any], Link]:
     """GrooveSeek's six tools over one knowledge base: every call is sent with cwd = ``kb_path`` and
     ``kb: true``. Errors are JSON-RPC errors, as GrooveSeek answers them (caller mistakes -32602, faults
     -32603; docs/grooveseek-face.md, "Errors")."""
-    link = DaemonLink(socket)
     cwd = str(kb_path)
     # The kb:// resources of this knowledge base (shim/resources.py), as every call: (kb_path, kb).
     resources = KbResources(link.connection, cwd, kb=True)
