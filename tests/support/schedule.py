@@ -43,6 +43,7 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_resolve.py": 32.0,
     "cli/test_cli_commands.py": 28.4,
     "reliability/test_faults.py": 27.9,
+    "http/test_http_ts_client.py": 25.7,
     "cli/test_cli_install.py": 25.1,
     "search/test_ground_rerank.py": 24.9,
     "evaluation/test_eval_command.py": 24.0,

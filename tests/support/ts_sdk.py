@@ -1,4 +1,5 @@
-"""The official TypeScript SDK's MCP client driving ``hallouminate serve`` over stdio (``ts_client/``).
+"""The official TypeScript SDK's MCP client (``ts_client/client.mjs``): driving ``hallouminate serve`` over
+stdio (``ts_session``), or a face's Streamable HTTP endpoint on the daemon's listener (``ts_http_session``).
 
 ``make setup`` installs it (``npm ci`` in ``tests/support/ts_client``, from its committed lock file). A
 machine without Node.js, or a checkout where setup has not run, fails the tests that use it with a message
@@ -35,6 +36,8 @@ class TsSession:
     capabilities: dict[str, Any]
     instructions: str | None
     responses: list[dict[str, Any]]
+    session_id: str | None = None  # HTTP: the Mcp-Session-Id the server issued at initialize
+    terminated: bool = False  # HTTP with terminate=True: the session was ended with DELETE
 
     def result(self, index: int) -> dict[str, Any]:
         """The result of request ``index``; fails the test with the error if that request got one."""
@@ -90,6 +93,26 @@ def ts_session(
         "cwd": str(cwd) if cwd is not None else None,
         "requests": list(requests),
     }
+    return _run(spec, timeout)
+
+
+def ts_http_session(
+    url: str,
+    requests: Sequence[dict[str, Any]],
+    *,
+    headers: dict[str, str] | None = None,
+    terminate: bool = False,
+    timeout: float = 240,
+) -> TsSession:
+    """The SDK's ``StreamableHTTPClientTransport`` on ``url`` (a face's endpoint, e.g. ``base_url + "/mcp"``
+    or ``"/kuradb/mcp"``), sending ``headers`` on every request: one session (initialize, then ``requests``
+    as for ``ts_session``); with ``terminate`` the client ends it with DELETE before closing."""
+    return _run(
+        {"url": url, "headers": headers or {}, "terminate": terminate, "requests": list(requests)}, timeout
+    )
+
+
+def _run(spec: dict[str, Any], timeout: float) -> TsSession:
     done = subprocess.run(
         [node(), str(SCRIPT)],
         input=json.dumps(spec),
@@ -107,4 +130,6 @@ def ts_session(
         capabilities=out["capabilities"],
         instructions=out["instructions"],
         responses=out["responses"],
+        session_id=out["sessionId"],
+        terminated=out["terminated"],
     )
