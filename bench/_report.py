@@ -16,6 +16,7 @@ TARGETS_TEXT = {
     "throughput": ">= 100 `ground` calls/s with 8 clients at 10k chunks",
     "rss": "daemon RSS <= 800 MB at 100k chunks",
     "bombs": "peak RSS while indexing a zip bomb < 300 MB above idle",
+    "http_load": "32 concurrent HTTP clients calling `ground` for 30 s at 10k chunks: 0 errors",
 }
 
 
@@ -123,6 +124,18 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
             continue
         text, ok = check(tier)
         rows.append((TARGETS_TEXT[key], f"{text} ({tier['label']}: {tier['chunks']:,} chunks)", _met(ok)))
+    loaded = _load_tier(results)
+    if loaded is not None:
+        f = loaded["http_load"]
+        rows.append(
+            (
+                TARGETS_TEXT["http_load"],
+                f"{f['http']['errors']} errors in {f['http']['calls']:,} calls over {f['http']['seconds']:.0f} s, "
+                f"{f['http']['calls_per_s']:.1f} calls/s ({f['ratio_calls_per_s']:.2f} of the daemon protocol's) "
+                f"({loaded['label']}: {loaded['chunks']:,} chunks)",
+                _met(f["http"]["errors"] == 0),
+            )
+        )
     hostile = results.get("hostile_rss")
     if hostile:
         bombs = [r for r in hostile["files"] if r["name"].startswith("zip_bomb")]
@@ -130,6 +143,20 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         ok = hostile["bombs_pass"]
         rows.append((TARGETS_TEXT["bombs"], text, "no reader yet" if ok is None else _met(ok)))
     return rows
+
+
+def _load_tier(results: dict[str, Any]) -> dict[str, Any] | None:
+    """The tier the HTTP load ran on (bench/http_load.py), if any."""
+    return next((t for t in results["tiers"] if "http_load" in t), None)
+
+
+def _load_cell(c: dict[str, Any], key: str) -> str:
+    if "http_load" not in c:
+        return "-"
+    f = c["http_load"][key]
+    return f"{f['calls_per_s']:.1f} ({f['p50_ms']:.0f} / {f['p99_ms']:.0f})" + (
+        f", **{f['errors']} errors**" if f["errors"] else ""
+    )
 
 
 def _phrase_p50(tier: dict[str, Any]) -> str:
@@ -227,6 +254,8 @@ def report(results: dict[str, Any], chart: str | None, chart_error: str | None) 
             )
         ),
     )
+    row("32 HTTP MCP sessions: calls/s (p50 / p99 ms)", lambda c: _load_cell(c, "http"))
+    row("32 daemon-protocol clients: calls/s (p50 / p99 ms)", lambda c: _load_cell(c, "daemon_protocol"))
     row("daemon peak RSS (VmHWM)", lambda c: f"{c['daemon_rss_mib']['peak'] * MIB / 1e6:.0f} MB")
     row("store on disk", lambda c: f"{_mb(c['store']['bytes'])} ({c['store']['files']} files)")
     lines.append("")
@@ -251,8 +280,33 @@ def report(results: dict[str, Any], chart: str | None, chart_error: str | None) 
             f"| bare query embedding, p50 | {foundation['bare_query_embedding_ms']['p50']:.1f} ms | - |",
             "",
         ]
+    lines += load_section(results)
     lines += other_tiers(results)
     return "\n".join(lines)
+
+
+def load_section(results: dict[str, Any]) -> list[str]:
+    """The HTTP load (bench/http_load.py) on its tier, beside that tier's stdio figures."""
+    tier = _load_tier(results)
+    if tier is None:
+        return []
+    from http_load import table as load_table
+
+    f, mcp = tier["http_load"], tier["throughput_mcp"]
+    return [
+        "## HTTP load (`bench/http_load.py`)",
+        "",
+        f"On the {tier['label']} tier ({tier['chunks']:,} chunks), the daemon restarted with its HTTP listener: "
+        f"{f['http']['clients']} MCP sessions over Streamable HTTP on `/mcp`, then the same load over the daemon "
+        f"protocol, {f['http']['seconds']:.0f} s each, from {f['http']['processes']} worker processes "
+        "(cores = CPU seconds over wall time; `others` is every other process on the machine).",
+        "",
+        *load_table(f),
+        "",
+        f"Beside it, the same tier's stdio figure: {mcp['clients']} MCP sessions (`hallouminate serve`) "
+        f"{mcp['calls_per_s']:.1f} calls/s, p50 {mcp['p50_ms']:.0f} ms, p99 {mcp['p99_ms']:.0f} ms.",
+        "",
+    ]
 
 
 def other_tiers(results: dict[str, Any]) -> list[str]:
@@ -353,6 +407,10 @@ def method(results: dict[str, Any]) -> list[str]:
         f"process) calling ranked `ground` back to back for {opts['concurrency_s']:.0f} s; then 8 connections "
         f"speaking the daemon protocol directly for {opts['daemon_concurrency_s']:.0f} s, which shows the "
         "daemon's own capacity without the shim and the MCP client.",
+        "- HTTP load (one tier): the daemon restarted with `[http] enabled`; 32 MCP sessions on `/mcp` "
+        "(initialize, `Mcp-Session-Id`, then `tools/call ground` back to back), dealt among worker processes, "
+        f"for {opts.get('http_load_s', 30):.0f} s; then the same 32 clients over the daemon protocol; any error "
+        "fails the target.",
         "- RSS: the daemon's VmHWM from `/proc/<pid>/status` after all of the above. Store: the bytes of every "
         "file under the store directory, old versions included (the daemon keeps them an hour).",
         "",
@@ -421,6 +479,13 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
         "s-",
         "8 daemon-protocol clients",
     )
+    loaded = _load_tier(results)
+    if loaded is not None:
+        f = loaded["http_load"]
+        thr.plot([loaded["chunks"]], [f["http"]["calls_per_s"]], "D", label="32 HTTP MCP sessions")
+        thr.plot(
+            [loaded["chunks"]], [f["daemon_protocol"]["calls_per_s"]], "v", label="32 daemon-protocol clients"
+        )
     thr.plot([10_000], [100], "rx", markersize=12, mew=2, label="target (10k)")
     thr.set(
         xscale="log", xlabel="chunks", ylabel="ground calls/s", title="concurrent throughput", ylim=(0, None)

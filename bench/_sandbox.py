@@ -27,8 +27,9 @@ class BenchWorld:
 
 @contextmanager
 def bench_world(
-    wiki: Path = SAMPLE_WIKI, name: str = "sample", model: str | None = None
+    wiki: Path = SAMPLE_WIKI, name: str = "sample", model: str | None = None, http: bool = False
 ) -> Iterator[BenchWorld]:
+    """``http``: the daemon also listens on HTTP (a random loopback port; its URL in ``<socket>.endpoint``)."""
     model_cache = xdg.default_model_cache()  # resolved before the XDG variables move
     root = Path(tempfile.mkdtemp(prefix="hmb-", dir="/tmp"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
@@ -43,7 +44,9 @@ def bench_world(
     )
     (root / "config" / "hallouminate").mkdir(parents=True)
     (root / "config" / "hallouminate" / "config.toml").write_text(
-        f'[embeddings]\ncache_dir = "{model_cache}"\n' + (f'model = "{model}"\n' if model else "")
+        f'[embeddings]\ncache_dir = "{model_cache}"\n'
+        + (f'model = "{model}"\n' if model else "")
+        + ("\n[http]\nenabled = true\n" if http else "")
     )
     repo = root / name
     (repo / ".hallouminate").mkdir(parents=True)

@@ -12,6 +12,9 @@ For each corpus:
   the bare query-embedding time on the same queries;
 - concurrent throughput: 8 MCP sessions (8 ``hallouminate serve`` processes) calling ``ground`` in a loop,
   and, as context, 8 daemon-protocol clients doing the same;
+- on the 10k tier only, the HTTP load (``bench/http_load.py``): 32 MCP sessions over Streamable HTTP on the
+  daemon's ``/mcp`` for 30 s, against the same 32-client load over the daemon protocol, the daemon restarted
+  with its listener for that phase alone;
 - the daemon's peak RSS (VmHWM) and the store's size on disk.
 
 Then two tiers in their own processes: the mixed-format corpus (``bench/formats.py``: Markdown, PDF,
@@ -54,6 +57,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _corpora
+import http_load
 from _sandbox import OUT, REPO_ROOT, BenchWorld, bench_world, percentile
 from foundation import serve_command, stop_shim_host
 from indexing import CpuMeter, indexer_batches, peak_rss_mib, timed_index, wait_loaded
@@ -89,6 +93,7 @@ class Options:
     foundation: bool
     formats: bool
     hostile: bool
+    http_load_s: float  # 0: no HTTP load phase
     quick: bool
     report_only: bool
 
@@ -348,8 +353,10 @@ async def index_runs(repo: Path, *, full: bool) -> dict[str, Any]:
     return out
 
 
-def serve_phase(world: BenchWorld, pid: int, texts: list[str], opts: Options) -> dict[str, Any]:
-    """Everything measured against an indexed, running daemon."""
+def serve_phase(
+    world: BenchWorld, pid: int, texts: list[str], opts: Options, *, load: bool = False
+) -> dict[str, Any]:
+    """Everything measured against an indexed, running daemon; with ``load``, the HTTP load last."""
     ranked, phrases = make_queries(texts, opts.warmup + opts.rounds, opts.seed)
     log(f"  ground through MCP: {opts.rounds} ranked + {opts.rounds} phrase calls ...")
     latencies = asyncio.run(mcp_latencies(world.env, world.repo, ranked, phrases, opts))
@@ -368,7 +375,7 @@ def serve_phase(world: BenchWorld, pid: int, texts: list[str], opts: Options) ->
     direct = asyncio.run(daemon_throughput(world.repo, ranked, opts.daemon_concurrency_s))
     log(f"    {direct['calls_per_s']:.1f} calls/s, {direct['errors']} errors")
     rss = peak_rss_mib(pid)
-    return {
+    served = {
         "queries": {"ranked_sample": ranked[:3], "phrase_sample": phrases[:3]},
         "ground_mcp": latencies,
         "throughput_mcp": mcp,
@@ -377,6 +384,11 @@ def serve_phase(world: BenchWorld, pid: int, texts: list[str], opts: Options) ->
         "store": store_size(world),
         "_queries": ranked,
     }
+    if load:
+        log("  HTTP load: the daemon restarted with its listener ...")
+        with http_load.listening(world):
+            served["http_load"] = http_load.measure(world, ranked, seconds=opts.http_load_s, log=log)
+    return served
 
 
 # -- bare baselines --------------------------------------------------------------------------------------
@@ -462,6 +474,7 @@ def corpus_figures(
     opts: Options,
     *,
     full: bool,
+    load: bool = False,
 ) -> dict[str, Any]:
     """Index (for real when ``full``), serve, then the bare baselines with the daemon stopped."""
     from hallouminate.client import stop_daemon
@@ -476,7 +489,7 @@ def corpus_figures(
             f"{full_run['report']['chunks_written'] / full_run['seconds']:.1f} chunks/s"
         )
     log(f"  no-op re-index {runs['noop']['seconds']:.3f} s")
-    served = serve_phase(world, pid, texts, opts)
+    served = serve_phase(world, pid, texts, opts, load=load)
     queries = served.pop("_queries")
     log(
         f"  daemon peak RSS {served['daemon_rss_mib']['peak']:.0f} MiB, store {served['store']['bytes'] / 1e6:.1f} MB"
@@ -510,6 +523,7 @@ def generated_tier(
     budget: int,
     opts: Options,
     keep: bool,
+    load: bool = False,
 ) -> tuple[dict[str, Any], Any, _corpora.Generated]:
     """A generated corpus of ``size`` chunks, indexed for real. With ``keep`` the world (daemon stopped,
     files and store in place) is handed back for the next tier to grow."""
@@ -535,7 +549,9 @@ def generated_tier(
     world = world_cm.__enter__()
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        figures = corpus_figures(label, "generated", world, embedder, generated.texts, opts, full=True)
+        figures = corpus_figures(
+            label, "generated", world, embedder, generated.texts, opts, full=True, load=load
+        )
     except BaseException:
         stop_shim_host(world.env)
         world_cm.__exit__(*sys.exc_info())
@@ -556,6 +572,7 @@ def filled_tier(
     embedder: Any,
     have: _corpora.Generated,
     opts: Options,
+    load: bool = False,
 ) -> dict[str, Any]:
     world_cm, world = held
     label = f"{size // 1000}k" if size >= 1000 else str(size)
@@ -565,7 +582,9 @@ def filled_tier(
         )
         fill = fill_phase(world, have, size, opts)
         texts = fill.pop("kept_texts")
-        figures = corpus_figures(label, "generated+filled", world, embedder, texts, opts, full=False)
+        figures = corpus_figures(
+            label, "generated+filled", world, embedder, texts, opts, full=False, load=load
+        )
     finally:
         stop_shim_host(world.env)
         world_cm.__exit__(*sys.exc_info())
@@ -666,19 +685,27 @@ def run(opts: Options) -> dict[str, Any]:
     counter = _corpora.TokenCounter(embedder.count_tokens)
     budget = chunk_budget(embedder.max_tokens)
     sizes = sorted(opts.sizes)
+    # The HTTP load runs on one tier: 10k, or in a run without it the middle size (a quick run's 600).
+    load_size = (10_000 if 10_000 in sizes else sizes[len(sizes) // 2]) if opts.http_load_s else None
     held = None
     have: _corpora.Generated | None = None
     try:
         for i, size in enumerate(sizes):
             if size > opts.embed_limit and held is not None and have is not None:
                 grown, held = held, None  # filled_tier closes it
-                results["tiers"].append(filled_tier(size, grown, results["tiers"][-1], embedder, have, opts))
+                results["tiers"].append(
+                    filled_tier(
+                        size, grown, results["tiers"][-1], embedder, have, opts, load=size == load_size
+                    )
+                )
                 continue
             if size > opts.embed_limit:
                 log(f"{size}: larger than --embed-limit and no smaller tier to grow from: skipped")
                 continue
             keep = i + 1 < len(sizes) and sizes[i + 1] > opts.embed_limit
-            figures, held, have = generated_tier(size, embedder, counter, budget, opts, keep)
+            figures, held, have = generated_tier(
+                size, embedder, counter, budget, opts, keep, load=size == load_size
+            )
             results["tiers"].append(figures)
     finally:
         if held is not None:  # a kept world that no tier grew: stop its daemon and shim host, remove it
@@ -721,6 +748,9 @@ def parse_args() -> Options:
     parser.add_argument("--no-formats", action="store_true", help="skip bench/formats.py")
     parser.add_argument("--no-hostile", action="store_true", help="skip bench/hostile_rss.py")
     parser.add_argument(
+        "--no-http-load", action="store_true", help="skip the HTTP load phase (bench/http_load.py)"
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="rewrite the report and chart from bench/out/suite.json"
     )
     a = parser.parse_args()
@@ -744,6 +774,7 @@ def parse_args() -> Options:
         foundation=not a.no_foundation,
         formats=not a.no_formats,
         hostile=not a.no_hostile,
+        http_load_s=0.0 if a.no_http_load else (5.0 if quick else http_load.SECONDS),
         quick=quick,
         report_only=a.report_only,
     )
