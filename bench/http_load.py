@@ -9,7 +9,9 @@ asyncio loop of lean clients: a session is ``initialize`` (its ``Mcp-Session-Id`
 with ``Mcp-Protocol-Version``), ``notifications/initialized``, then ``tools/call ground`` in a loop, each
 answer read as the SSE or JSON the server chose. The SDK's client (pydantic models, anyio streams) would
 spend more CPU per call than the daemon does on 2 cores; these clients speak the same wire. Each worker
-reports its own CPU seconds, so the report says how much of the machine the load generator took. Any error
+reports its own CPU seconds, so the report says how much of the machine the load generator took. Alone, the
+script also runs the same 32 clients over MCP stdio as agents reach the daemon today (a ``hallouminate
+serve`` shim per client, the SDK's client; ``--no-stdio`` skips it). Any error
 (an HTTP status other than 200/202, a JSON-RPC error, ``isError``, a result without ``structuredContent``)
 fails the run.
 
@@ -122,6 +124,32 @@ async def _http_clients(spec: dict[str, Any]) -> dict[str, Any]:
     return figures
 
 
+async def _stdio_clients(spec: dict[str, Any]) -> dict[str, Any]:
+    """MCP sessions as over stdio today: a ``hallouminate serve`` shim per client and the SDK's client."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from foundation import serve_command
+
+    repo, queries, total = spec["repo"], spec["queries"], spec["total_clients"]
+    command, args = serve_command()
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    async with contextlib.AsyncExitStack() as stack:
+        sessions = {}
+        for w in spec["clients"]:
+            read, write = await stack.enter_async_context(stdio_client(params))
+            session = await stack.enter_async_context(ClientSession(read, write))
+            await session.initialize()
+            sessions[w] = session
+
+        async def call(w: int, i: int) -> None:
+            query = queries[(i * total + w) % len(queries)]
+            result = await sessions[w].call_tool("ground", {"cwd": repo, "query": query})
+            if result.is_error or not isinstance(result.structured_content, dict):
+                raise RuntimeError(f"tool error: {str(result.content)[:200]}")
+
+        return await _closed_loop(spec, call)
+
+
 async def _daemon_clients(spec: dict[str, Any]) -> dict[str, Any]:
     from hallouminate.client import connect_or_spawn
 
@@ -179,7 +207,7 @@ def _cpu_s() -> float:
 
 def worker_main() -> None:
     spec = json.loads(sys.stdin.read())
-    run = _http_clients if spec["mode"] == "http" else _daemon_clients
+    run = {"http": _http_clients, "stdio": _stdio_clients, "daemon": _daemon_clients}[spec["mode"]]
     try:
         import uvloop
 
@@ -207,7 +235,8 @@ def load(
 
     daemon = _daemon_pid(world)
     procs = max(1, min(procs, clients))
-    start_at = time.time() + 8.0 + 0.25 * clients  # sessions open and warm before anyone starts
+    # Every session opens and makes its warm-up call before anyone starts (a shim each takes longer).
+    start_at = time.time() + 10.0 + (1.5 if mode == "stdio" else 0.5) * clients / procs
     running = []
     for p in range(procs):
         spec = {
@@ -232,7 +261,7 @@ def load(
         child.stdin.close()
         running.append(child)
     time.sleep(max(0.0, start_at - time.time()))
-    meter = CpuMeter(daemon)
+    meter, metered = CpuMeter(daemon), time.perf_counter()
     outs = []
     for child in running:
         assert child.stdout is not None
@@ -240,7 +269,7 @@ def load(
         if child.wait() != 0:
             raise RuntimeError(f"a {mode} load worker failed (exit {child.returncode})")
         outs.append(json.loads(text))
-    cpu = meter.stop()
+    cpu, metered = meter.stop(), time.perf_counter() - metered  # the loads' end, sessions closed
     latencies = [t for out in outs for t in out["latencies"]]
     elapsed = max(out["elapsed_s"] for out in outs)
     client_cpu = sum(out["cpu_s"] for out in outs)
@@ -257,12 +286,15 @@ def load(
         "p50_ms": percentile(latencies, 50) * ms,
         "p95_ms": percentile(latencies, 95) * ms,
         "p99_ms": percentile(latencies, 99) * ms,
-        # CPU seconds over the run's wall time = cores kept busy; 2 cores in all on the reference machine.
+        # CPU seconds over wall time = cores kept busy (2 in all here). The clients count their timed loop;
+        # the daemon and the others are metered from the start to the last worker's exit.
         "client_cpu_s": client_cpu,
         "daemon_cpu_s": cpu["own_cpu_s"],
         "others_cpu_s": max(0.0, cpu["others_cpu_s"] - client_cpu),
+        "metered_s": metered,
         "client_cores": client_cpu / elapsed,
-        "daemon_cores": cpu["own_cpu_s"] / elapsed,
+        "daemon_cores": cpu["own_cpu_s"] / metered,
+        "others_cores": max(0.0, cpu["others_cpu_s"] - client_cpu) / metered,
         "daemon_cpu_ms_per_call": cpu["own_cpu_s"] / max(1, len(latencies)) * ms,
     }
 
@@ -326,10 +358,13 @@ def measure(
     clients: int = CLIENTS,
     seconds: float = SECONDS,
     procs: int = PROCS,
+    stdio: bool = False,
     log: Any = print,
 ) -> dict[str, Any]:
     """The HTTP load and its baseline, the same load over the daemon protocol, on ``world``'s running
-    daemon (its ``[http]`` enabled); ``ratio`` = HTTP calls/s over daemon-protocol calls/s."""
+    daemon (its ``[http]`` enabled); ``ratio`` = HTTP calls/s over daemon-protocol calls/s. With ``stdio``,
+    the same load over MCP stdio too (a ``hallouminate serve`` shim per client; their CPU is in
+    ``others``)."""
     url = endpoint_url(world) + "/mcp"
     log(f"  {clients} HTTP MCP sessions on /mcp ({procs} processes), {seconds:.0f} s closed loop ...")
     http = load("http", world, queries, url=url, clients=clients, seconds=seconds, procs=procs)
@@ -337,13 +372,19 @@ def measure(
     log(f"  {clients} daemon-protocol clients ({procs} processes), {seconds:.0f} s closed loop ...")
     direct = load("daemon", world, queries, clients=clients, seconds=seconds, procs=procs)
     log(_line(direct))
+    over_stdio = None
+    if stdio:
+        log(f"  {clients} MCP stdio sessions ({procs} processes), {seconds:.0f} s closed loop ...")
+        over_stdio = load("stdio", world, queries, clients=clients, seconds=seconds, procs=procs)
+        log(_line(over_stdio))
     return {
         "http": http,
         "daemon_protocol": direct,
+        "stdio": over_stdio,
         "ratio_calls_per_s": http["calls_per_s"] / direct["calls_per_s"],
         # What the daemon spends per call, which other processes' load moves far less than calls/s.
         "ratio_daemon_cpu_per_call": http["daemon_cpu_ms_per_call"] / direct["daemon_cpu_ms_per_call"],
-        "ok": http["errors"] == 0 and direct["errors"] == 0,
+        "ok": all(f is None or f["errors"] == 0 for f in (http, direct, over_stdio)),
     }
 
 
@@ -351,7 +392,7 @@ def _line(f: dict[str, Any]) -> str:
     return (
         f"    {f['calls_per_s']:.1f} calls/s, p50 {f['p50_ms']:.0f} ms, p99 {f['p99_ms']:.0f} ms, "
         f"{f['errors']} errors; CPU cores: daemon {f['daemon_cores']:.2f}, clients {f['client_cores']:.2f}, "
-        f"others {f['others_cpu_s'] / f['seconds']:.2f}"
+        f"others {f['others_cores']:.2f}"
         + (f"; first error: {f['first_errors'][0]}" if f["first_errors"] else "")
     )
 
@@ -362,12 +403,19 @@ def table(figures: dict[str, Any]) -> list[str]:
         "| load | calls/s | p50 / p95 / p99 ms | errors | daemon CPU ms / call | cores: daemon / clients / others |",
         "|---|---|---|---|---|---|",
     ]
-    for name, f in (("HTTP `/mcp`", figures["http"]), ("daemon protocol", figures["daemon_protocol"])):
+    loads = [
+        ("HTTP `/mcp`", figures["http"]),
+        ("daemon protocol", figures["daemon_protocol"]),
+        ("MCP stdio (a shim each)", figures.get("stdio")),
+    ]
+    for name, f in loads:
+        if f is None:
+            continue
         rows.append(
             f"| {f['clients']} clients, {name} | {f['calls_per_s']:.1f} | "
             f"{f['p50_ms']:.0f} / {f['p95_ms']:.0f} / {f['p99_ms']:.0f} | {f['errors']} | "
             f"{f['daemon_cpu_ms_per_call']:.1f} | {f['daemon_cores']:.2f} / {f['client_cores']:.2f} / "
-            f"{f['others_cpu_s'] / f['seconds']:.2f} |"
+            f"{f['others_cores']:.2f} |"
         )
     rows += [
         "",
@@ -392,6 +440,9 @@ def main() -> None:
         help="chunks the daemon embeds for real; the store is grown past them as the suite's 100k tier is",
     )
     parser.add_argument("--clients", type=int, default=CLIENTS)
+    parser.add_argument(
+        "--no-stdio", action="store_true", help="skip the same load over MCP stdio (a shim per client)"
+    )
     parser.add_argument("--seconds", type=float, help=f"per load (default {SECONDS:.0f})")
     parser.add_argument("--procs", type=int, default=PROCS, help="load worker processes")
     parser.add_argument("--seed", type=int, default=7)
@@ -401,7 +452,7 @@ def main() -> None:
         return
     chunks = a.chunks or (300 if a.quick else 10_000)
     seconds = a.seconds or (5.0 if a.quick else SECONDS)
-    figures = standalone(chunks, a.embed_limit, a.clients, seconds, a.procs, a.seed)
+    figures = standalone(chunks, a.embed_limit, a.clients, seconds, a.procs, a.seed, not a.no_stdio)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "http_load.json").write_text(json.dumps(figures, indent=2))
     print("\n".join(table(figures)))
@@ -410,7 +461,7 @@ def main() -> None:
 
 
 def standalone(
-    chunks: int, embed_limit: int, clients: int, seconds: float, procs: int, seed: int
+    chunks: int, embed_limit: int, clients: int, seconds: float, procs: int, seed: int, stdio: bool
 ) -> dict[str, Any]:
     """A generated store of ``chunks`` chunks: the first ``embed_limit`` indexed for real by the daemon, the
     rest added as the suite grows its 100k tier (``suite.fill_phase``: the product's ``Indexer`` and
@@ -460,7 +511,7 @@ def standalone(
                 texts, total = fill["kept_texts"] + texts, fill["rows"]
             queries, _phrases = make_queries(texts, 400, seed)
             with listening(world):
-                figures = measure(world, queries, clients=clients, seconds=seconds, procs=procs)
+                figures = measure(world, queries, clients=clients, seconds=seconds, procs=procs, stdio=stdio)
     figures.update(
         {
             "chunks": total,
