@@ -194,3 +194,6 @@ GRAPH_EXCLUDE_PATHS = Range("exclude_paths", 0, 64)
 # A node's snippet: its chunk's text, whitespace folded, cut at this many characters (+ "…").
 GRAPH_SNIPPET_CHARS = 200
 GRAPH_ANY_INT = 2**53 - 1
+
+# -- the HTTP listener ([http] port; `hallouminate port set N`) -------------------------------------------
+HTTP_PORT = Range("port", 1, 65535)
