@@ -52,6 +52,7 @@ ARG_TYPES: dict[str, Any] = {
     "ping": a.NoArgs,
     "status": a.NoArgs,
     "shutdown": a.NoArgs,
+    "http_reload": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.IndexArgs,
     "get_best_practice": a.BestPracticeArgs,

@@ -560,6 +560,7 @@ def _register_read_commands() -> None:
     from hallouminate.cli.eval_command import eval_command
     from hallouminate.cli.file_commands import files, move
     from hallouminate.cli.graph_command import graph_command
+    from hallouminate.cli.http_command import http_group, port_group
     from hallouminate.cli.status_command import status
     from hallouminate.cli.topics_command import topics
 
@@ -573,6 +574,8 @@ def _register_read_commands() -> None:
     cli.add_command(graph_command)
     cli.add_command(files)
     cli.add_command(move)
+    cli.add_command(http_group)
+    cli.add_command(port_group)
 
 
 _register_read_commands()

@@ -41,6 +41,7 @@ from hallouminate.protocol.results import (
     DeleteMarkdownResult,
     GetDocumentResult,
     GroundResult,
+    HttpReloadResult,
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
@@ -90,6 +91,14 @@ class Server(Protocol):
     @property
     def idle_exit_secs(self) -> float: ...
 
+    @property
+    def http_url(self) -> str | None: ...
+
+    @property
+    def http_error(self) -> str | None: ...
+
+    async def reload_http(self) -> str | None: ...
+
     def request_stop(self, reason: str) -> None: ...
 
 
@@ -101,6 +110,7 @@ class Dispatcher:
             "ping": self.ping,
             "status": self.status,
             "shutdown": self.shutdown,
+            "http_reload": self.http_reload,
             "index": self.index,
             "ground": self.ground,
             "search": self.search,
@@ -156,14 +166,26 @@ class Dispatcher:
         return {"version": version, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
 
     async def status(self, request: Request, emit: Emit | None) -> StatusResult:
-        return {
-            **self.runtime.status(),
-            "socket": str(self.server.socket_path),
-            "uptime_secs": round(time.time() - self.server.started, 3),
-            "connections": self.server.connections,
-            "in_flight": self.server.in_flight_count,
-            "idle_exit_secs": self.server.idle_exit_secs,
-        }
+        # cast: the listener's optional keys are added below, not in the ** part.
+        result = cast(
+            StatusResult,
+            {
+                **self.runtime.status(),
+                "socket": str(self.server.socket_path),
+                "uptime_secs": round(time.time() - self.server.started, 3),
+                "connections": self.server.connections,
+                "in_flight": self.server.in_flight_count,
+                "idle_exit_secs": self.server.idle_exit_secs,
+            },
+        )
+        if self.server.http_url is not None:
+            result["http_url"] = self.server.http_url
+        if self.server.http_error is not None:
+            result["http_error"] = self.server.http_error
+        return result
+
+    async def http_reload(self, request: Request, emit: Emit | None) -> HttpReloadResult:
+        return {"url": await self.server.reload_http()}
 
     async def shutdown(self, request: Request, emit: Emit | None) -> ShutdownResult:
         self.server.request_stop("shutdown requested by a client")

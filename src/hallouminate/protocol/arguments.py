@@ -11,7 +11,7 @@ from typing import Literal, NotRequired, TypedDict, final
 
 @final
 class NoArgs(TypedDict):
-    """``ping``, ``status``, ``shutdown``, ``list_corpora``."""
+    """``ping``, ``status``, ``shutdown``, ``http_reload``, ``list_corpora``."""
 
 
 @final

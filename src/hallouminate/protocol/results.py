@@ -749,6 +749,17 @@ class StatusResult(RuntimeStatus):
     connections: int
     in_flight: int
     idle_exit_secs: float
+    # The HTTP listener's base URL while it listens; why it does not, when [http] enabled it and it
+    # could not start (docs/http.md).
+    http_url: NotRequired[str]
+    http_error: NotRequired[str]
+
+
+class HttpReloadResult(TypedDict):
+    """``http_reload``: the listener's base URL after the baseline's ``[http]`` was applied; None when
+    HTTP is disabled."""
+
+    url: str | None
 
 
 # Any operation's result (the dispatcher's handlers return one of these).
@@ -774,4 +785,5 @@ OpResult = (
     | PingResult
     | ShutdownResult
     | StatusResult
+    | HttpReloadResult
 )

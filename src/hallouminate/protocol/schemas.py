@@ -152,6 +152,8 @@ ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
     "status": {"type": "object", "properties": {}, "additionalProperties": False},
     "shutdown": {"type": "object", "properties": {}, "additionalProperties": False},
+    # Re-read the baseline config's [http] and stop, start or restart the listener (the CLI's `http`, `port`).
+    "http_reload": {"type": "object", "properties": {}, "additionalProperties": False},
     "index": {
         "type": "object",
         "properties": {
