@@ -158,15 +158,42 @@ async def test_index_over_http_sends_progress_notifications(world: HttpWorld) ->
     assert [p for p, _, _ in seen] == sorted(p for p, _, _ in seen), "progress only grows"
 
 
-def test_accept_decides_sse_and_json_only_is_refused_with_406(world: HttpWorld) -> None:
+def test_accept_decides_sse_or_json(world: HttpWorld) -> None:
     url = world.base_url + "/mcp"
     body = json.loads(INITIALIZE)
     with httpx.Client(timeout=60) as client:
         both = client.post(url, json=body, headers={"Accept": BOTH})
         assert both.status_code == 200 and both.headers["content-type"].startswith("text/event-stream")
         assert sse_messages(both.text)[0]["result"]["protocolVersion"] == "2025-06-18"
-        # The SDK's session manager (SSE mode) answers only a client accepting both, as the MCP spec asks
-        # every client to; a JSON-only client is told so (docs/http.md, "curl").
+        # A client accepting JSON only gets the JSON-RPC response as one JSON body (the SDK alone would
+        # refuse it with 406: http/negotiate.py).
         json_only = client.post(url, json=body, headers={"Accept": "application/json"})
-        assert json_only.status_code == 406
-        assert "text/event-stream" in json_only.json()["error"]["message"]
+        assert json_only.status_code == 200, json_only.text
+        assert json_only.headers["content-type"] == "application/json"
+        assert json_only.json()["result"]["protocolVersion"] == "2025-06-18"
+        session = {
+            "Mcp-Session-Id": json_only.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+            "Accept": "application/json",
+        }
+        done = client.post(
+            url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session
+        )
+        assert done.status_code == 202
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "ground", "arguments": {"cwd": str(world.repo), "query": QUESTION}},
+        }
+        answer = client.post(url, json=call, headers=session)
+        assert answer.headers["content-type"] == "application/json", answer.text
+        assert answer.json()["id"] == 7
+        assert answer.json()["result"]["structuredContent"]["docs"][0]["path"] == "architecture.md"
+        # The same session asked for SSE gets SSE: the mode follows each request's Accept.
+        streamed = client.post(url, json={**call, "id": 8}, headers={**session, "Accept": BOTH})
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        assert sse_messages(streamed.text)[0]["id"] == 8
+        # Accepting neither is refused by the SDK, saying what to accept.
+        neither = client.post(url, json=call, headers={**session, "Accept": "text/html"})
+        assert neither.status_code == 406 and "application/json" in neither.json()["error"]["message"]

@@ -61,11 +61,13 @@ async def healthz(request: Request) -> Response:
 def build_app(ctx: HttpContext) -> Starlette:
     from hallouminate.http import rest, ui
     from hallouminate.http.guard import Guard
+    from hallouminate.http.negotiate import JsonOrSse
 
     faces = _faces(ctx)
     routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"])]
     for face in faces:
-        routes.append(Route(face.path, StreamableHTTPASGIApp(face.manager)))
+        # JSON or SSE as the client's Accept asks (http/negotiate.py).
+        routes.append(Route(face.path, JsonOrSse(StreamableHTTPASGIApp(face.manager))))
     routes += rest.routes(ctx)
     routes += ui.routes(ctx)
 
