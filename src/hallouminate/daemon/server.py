@@ -171,6 +171,8 @@ class DaemonServer:
         from hallouminate.http.listener import HttpListener
 
         async with self._http_lock:
+            if self._stop.is_set():  # stop_http has run or is waiting for the lock: start nothing
+                raise Unavailable("the daemon is shutting down; run the command again once it has stopped")
             settings = (await asyncio.to_thread(load_baseline)).settings.http
             root = settings.root or Path.home()
             old = self.http
@@ -191,9 +193,10 @@ class DaemonServer:
                 try:
                     await listener.start(settings, root)
                 except HallouminateError as exc:
-                    self.http_error = exc.message
                     log.error("the HTTP listener did not start: %s", exc.message)
-                    if old is not None:
+                    if old is None:  # nothing listens now: `status` says why
+                        self.http_error = exc.message
+                    else:
                         raise type(exc)(
                             f"{exc.message} (the listener keeps serving on {old.url})", exc.data
                         ) from exc
