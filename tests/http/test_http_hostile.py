@@ -28,7 +28,7 @@ from support.http_world import HttpWorld, http_world, mcp_http_session
 TOKEN = "s3cret-token-for-the-hostile-tests"
 BODY_CAP = 65536
 MAX_SESSIONS = 64
-IDLE_SECS = 10
+IDLE_SECS = 15
 READ_SECS = 3.0
 ACCEPT = "application/json, text/event-stream"
 INITIALIZE = {
@@ -278,6 +278,28 @@ def test_slowloris_is_cut_at_the_deadline_while_others_are_served(world: HttpWor
     assert_serving(world)
 
 
+def test_connections_past_the_cap_are_refused_and_idle_ones_cut(world: HttpWorld) -> None:
+    """``MAX_CONNECTIONS`` (512) connections that send nothing, and a few more: the extra ones are answered
+    503 at once, the idle ones 408 at the read deadline; then a normal client is served."""
+    socks = [raw_connect(world) for _ in range(520)]
+    try:
+        statuses = []
+        for sock in socks:
+            assert answered(sock, 60.0)
+            status, headers, body = read_response(sock)
+            statuses.append((status, json.loads(body)["error"]["problem"]))
+            if status == 503:
+                assert "512 connections" in json.loads(body)["error"]["message"]
+                assert headers["retry-after"].isdigit()
+    finally:
+        for sock in socks:
+            sock.close()
+    assert set(statuses) == {(408, "slow"), (503, "connections")}
+    # The first ones were admitted (and then cut for sending nothing); past the cap, refused.
+    assert statuses[0] == (408, "slow") and statuses[-1] == (503, "connections")
+    assert_serving(world)
+
+
 def test_a_thousand_abandoned_sessions_are_capped_then_expire(world: HttpWorld) -> None:
     """1,000 initialize requests whose sessions are never used again: the first ``max_sessions`` open,
     the rest are refused 503 with Retry-After; after the idle expiry their ids answer 404 and new sessions
@@ -299,12 +321,19 @@ def test_a_thousand_abandoned_sessions_are_capped_then_expire(world: HttpWorld) 
     burst_secs = time.monotonic() - started
     admitted = [r.headers["mcp-session-id"] for r in responses if r.status_code == 200]
     refused = [r for r in responses if r.status_code != 200]
-    assert burst_secs < IDLE_SECS, f"the burst took {burst_secs:.1f} s, longer than the idle expiry"
-    assert len(admitted) == MAX_SESSIONS
-    assert len(refused) == 1000 - MAX_SESSIONS
+    if burst_secs < IDLE_SECS:
+        assert len(admitted) == MAX_SESSIONS
+    else:
+        # A machine so loaded that the first sessions expired during the burst: each expiry lets one more in,
+        # and none expires before IDLE_SECS.
+        assert MAX_SESSIONS <= len(admitted) <= MAX_SESSIONS * (1 + burst_secs // IDLE_SECS)
+    assert len(refused) == 1000 - len(admitted)
     for response in refused[:20] + refused[-20:]:
         assert "max_sessions" in refusal(response, 503, "sessions")
         assert response.headers["retry-after"].isdigit()
+    # Every refusal is logged, but not 936 lines: one per problem per 10 s.
+    logged = world.sandbox.daemon_log_text().count("refused (sessions)")
+    assert 1 <= logged <= 2 + burst_secs / 10
     with httpx2.Client(base_url=world.base_url, timeout=30) as client:
         # At the cap a newcomer is refused too (the documented cost of the cap)...
         refusal(client.post("/mcp", json=INITIALIZE, headers=auth()), 503, "sessions")
@@ -327,3 +356,34 @@ def test_a_thousand_abandoned_sessions_are_capped_then_expire(world: HttpWorld) 
             probe = client.post("/mcp", json=TOOLS_LIST, headers=auth(**{"mcp-session-id": sid}))
             refusal(probe, 404, "session")
     assert_serving(world)
+
+
+@pytest.mark.asyncio
+async def test_configured_origins_are_admitted_with_cors() -> None:
+    """``[http] allowed_origins`` (parsed by the config layer): the Guard admits those origins, answers
+    their CORS preflight and marks their answers readable; any other origin is refused. The real Guard
+    around a small app, in process."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from hallouminate.config.types import HttpSettings
+    from hallouminate.http.guard import Guard
+
+    async def hello(request: Any) -> JSONResponse:
+        return JSONResponse({"hello": True})
+
+    settings = HttpSettings(enabled=True, allowed_origins=("http://app.example:3000",))
+    app = Guard(Starlette(routes=[Route("/mcp", hello, methods=["GET", "POST"])]), settings)
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as client:
+        allowed = await client.get("/mcp", headers={"origin": "http://APP.example:3000"})
+        assert allowed.status_code == 200 and allowed.json() == {"hello": True}
+        assert allowed.headers["access-control-allow-origin"] == "http://app.example:3000"
+        assert "mcp-session-id" in allowed.headers["access-control-expose-headers"]
+        preflight = await client.options("/mcp", headers={"origin": "http://app.example:3000"})
+        assert preflight.status_code == 204
+        assert "mcp-session-id" in preflight.headers["access-control-allow-headers"]
+        refusal(await client.get("/mcp", headers={"origin": "http://app.example:3001"}), 403, "origin")
+        # A path that is not there: the plain-text 404 of the router, put in the one shape.
+        refusal(await client.get("/nope"), 404, "path")
