@@ -174,6 +174,16 @@ def test_malformed_json_is_refused(world: HttpWorld) -> None:
         refusal(within, 400, "json")
         not_rpc = client.post("/mcp", json={"hello": "world"}, headers=auth(**{"mcp-session-id": session}))
         refusal(not_rpc, 400, "jsonrpc")
+        plain = client.post(
+            "/mcp",
+            content=json.dumps(TOOLS_LIST),
+            headers=auth(**{"mcp-session-id": session, "content-type": "text/plain"}),
+        )
+        assert "application/json" in refusal(plain, 400, "content-type")
+        blind = client.post(
+            "/mcp", json=TOOLS_LIST, headers=auth(**{"mcp-session-id": session, "accept": "text/html"})
+        )
+        assert "text/event-stream" in refusal(blind, 406, "accept")
         # The session survives its client's bad request.
         listed = client.post("/mcp", json=TOOLS_LIST, headers=auth(**{"mcp-session-id": session}))
         assert listed.status_code == 200, listed.text

@@ -368,7 +368,7 @@ def _jsonrpc_message(body: bytes) -> str | None:
 
 
 class _Rewriter:
-    """The app's sends, with its refusals put in our shape: a 4xx/503 that is plain text (Starlette's,
+    """The app's sends, with its refusals put in our shape: a 4xx or 503 that is plain text (Starlette's,
     some of the SDK's) or a JSON-RPC error without our ``problem`` (the SDK's, on an MCP endpoint). JSON
     that is neither (the REST search's own 400s) passes untouched. Adds CORS headers for an allowed origin."""
 
@@ -393,7 +393,8 @@ class _Rewriter:
                     ],
                 }
             status = message["status"]
-            if status >= 400:
+            # Refusals only: a 500 is a fault of ours, reported as such, not a request to fix.
+            if 400 <= status < 500 or status == 503:
                 self._start = message  # held until its body is in
                 return
             await self._send(message)
