@@ -83,16 +83,21 @@ def one_start(world: BenchWorld, http: bool) -> dict[str, float]:
     return {"answers_s": answered, "ready_s": listening, "rss_mb": rss}
 
 
-async def round_trips(world: BenchWorld, url: str, calls: int) -> tuple[list[float], list[float]]:
-    """``calls`` timed ``ground`` calls over each transport, alternating one and the other so that the
-    machine's load (shared) weighs on both alike."""
+async def round_trips(world: BenchWorld, url: str, calls: int) -> dict[str, dict[str, list[float]]]:
+    """``calls`` timed calls of each tool (``list_corpora``: the transport alone, a small answer;
+    ``ground``: a search) over each transport, alternating one and the other so that the machine's load
+    (shared) weighs on both alike: {tool: {"http": [...], "stdio": [...]}}."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "hallouminate", "serve"], env=world.env, cwd=world.repo
     )
-    args = {"cwd": str(world.repo), "query": QUESTION}
+    tools = {
+        "list_corpora": {"cwd": str(world.repo)},
+        "ground": {"cwd": str(world.repo), "query": QUESTION},
+    }
+    out: dict[str, dict[str, list[float]]] = {}
     async with (
         streamable_http_client(url) as (h_read, h_write),
         ClientSession(h_read, h_write) as http,
@@ -101,18 +106,20 @@ async def round_trips(world: BenchWorld, url: str, calls: int) -> tuple[list[flo
     ):
         await http.initialize()
         await stdio.initialize()
-        for _ in range(20):  # warm-up: caches, the model's first batches
-            await http.call_tool("ground", args)
-            await stdio.call_tool("ground", args)
-        times: dict[str, list[float]] = {"http": [], "stdio": []}
-        for i in range(calls):
-            order = [("http", http), ("stdio", stdio)]
-            for name, session in order if i % 2 else reversed(order):
-                began = time.perf_counter()
-                result = await session.call_tool("ground", args)
-                times[name].append(time.perf_counter() - began)
-                assert not result.is_error
-    return times["http"], times["stdio"]
+        for tool, args in tools.items():
+            for _ in range(20):  # warm-up: caches, the model's first batches
+                await http.call_tool(tool, args)
+                await stdio.call_tool(tool, args)
+            times: dict[str, list[float]] = {"http": [], "stdio": []}
+            for i in range(calls):
+                order = [("http", http), ("stdio", stdio)]
+                for name, session in order if i % 2 else reversed(order):
+                    began = time.perf_counter()
+                    result = await session.call_tool(tool, args)
+                    times[name].append(time.perf_counter() - began)
+                    assert not result.is_error
+            out[tool] = times
+    return out
 
 
 def main() -> None:
@@ -140,17 +147,20 @@ def main() -> None:
             capture_output=True,
         )
         url = Path(world.env["HALLOUMINATE_SOCKET"] + ".endpoint").read_text().strip() + "/mcp"
-        over_http, over_stdio = asyncio.run(round_trips(world, url, opts.calls))
-    p50_http, p50_stdio = percentile(over_http, 50), percentile(over_stdio, 50)
+        trips = asyncio.run(round_trips(world, url, opts.calls))
+    p50 = {
+        tool: {name: percentile(values, 50) * 1000 for name, values in by.items()}
+        for tool, by in trips.items()
+    }
     report = {
         "starts": starts,
         "median": med,
-        "ground_p50_ms": {"http": p50_http * 1000, "stdio": p50_stdio * 1000},
-        "ground_p99_ms": {
-            "http": percentile(over_http, 99) * 1000,
-            "stdio": percentile(over_stdio, 99) * 1000,
+        "p50_ms": p50,
+        "p99_ms": {
+            tool: {name: percentile(values, 99) * 1000 for name, values in by.items()}
+            for tool, by in trips.items()
         },
-        "http_over_stdio_p50": p50_http / p50_stdio,
+        "http_over_stdio_p50": {tool: ms["http"] / ms["stdio"] for tool, ms in p50.items()},
         "calls": opts.calls,
     }
     OUT.mkdir(parents=True, exist_ok=True)
@@ -159,12 +169,14 @@ def main() -> None:
     print(f"start-up, socket answers: {off['answers_s']:.2f} s off, {on['answers_s']:.2f} s on")
     print(f"start-up, listener up:    {on['ready_s']:.2f} s (HTTP on)")
     print(
-        f"RSS (model loaded): {off['rss_mb']:.0f} MB off, {on['rss_mb']:.0f} MB on (+{on['rss_mb'] - off['rss_mb']:.0f} MB)"
+        f"RSS (model loaded): {off['rss_mb']:.0f} MB off, {on['rss_mb']:.0f} MB on "
+        f"(+{on['rss_mb'] - off['rss_mb']:.0f} MB)"
     )
-    print(
-        f"ground p50 over {opts.calls} calls: HTTP {p50_http * 1000:.1f} ms, stdio {p50_stdio * 1000:.1f} ms, "
-        f"ratio {p50_http / p50_stdio:.2f}"
-    )
+    for tool, ms in p50.items():
+        print(
+            f"{tool} p50 over {opts.calls} calls each, alternating: HTTP {ms['http']:.1f} ms, "
+            f"stdio {ms['stdio']:.1f} ms, ratio {ms['http'] / ms['stdio']:.2f}"
+        )
 
 
 if __name__ == "__main__":
