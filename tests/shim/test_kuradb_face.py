@@ -223,3 +223,15 @@ async def test_each_faces_instructions_arrive_at_initialize_and_say_its_boundari
         assert phrase in text, f"{face}: {phrase!r} not in {text!r}"
     assert NEVER not in text
     assert "what it is not" in text
+
+
+async def test_a_failing_search_is_a_tool_error_with_its_own_message(sandbox: Sandbox) -> None:
+    """No model installed: the semantic branch (and the daemon's engine) cannot run; the call is a tool
+    result flagged isError carrying the fault's own message and fix, not a JSON-RPC error."""
+    sandbox.write_config(f'[embeddings]\ncache_dir = "{sandbox.root / "no-model"}"\n')
+    repo = sandbox.make_repo(pages=["index.md"])
+    async with kuradb_stdio(sandbox, repo) as (session, _init):
+        failed = tool_error(await session.call_tool("search_rag", {"db": WIKI, "q": "the daemon"}))
+        listed = tool_error(await session.call_tool("list_rag", {}))
+    assert "hallouminate model install" in failed
+    assert "hallouminate model install" in listed
