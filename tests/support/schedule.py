@@ -41,7 +41,7 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_socket.py": 35.0,
     "wiki/test_wiki_writes.py": 34.9,
     "daemon/test_daemon_resolve.py": 32.0,
-    "cli/test_cli_commands.py": 28.4,
+    "cli/test_cli_commands.py": 24.6,
     "reliability/test_faults.py": 27.9,
     "cli/test_cli_install.py": 25.1,
     "search/test_ground_rerank.py": 24.9,
