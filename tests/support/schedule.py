@@ -62,7 +62,6 @@ FILE_SECONDS: dict[str, float] = {
     "evaluation/test_eval_grooveseek.py": 13.7,
     "search/test_ground_confidence.py": 13.7,
     "wiki/test_wiki_path_attacks.py": 13.2,
-    "shim/test_shim_prompts.py": 13.2,
     "reliability/test_read_path_attacks.py": 12.3,
     "wiki/test_move_path_attacks.py": 12.1,
     "search/test_ground_mcp_rules.py": 11.3,
