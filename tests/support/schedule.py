@@ -45,7 +45,6 @@ FILE_SECONDS: dict[str, float] = {
     "cli/test_cli_install.py": 25.1,
     "search/test_ground_rerank.py": 24.9,
     "cli/test_cli_commands.py": 24.6,
-    "evaluation/test_eval_command.py": 24.0,
     "shim/test_shim_error_families.py": 23.9,
     "cli/test_cli_speaks_cli.py": 23.8,
     "shim/test_shim_unreachable.py": 20.4,
@@ -67,6 +66,7 @@ FILE_SECONDS: dict[str, float] = {
     "search/test_ground_mcp_rules.py": 11.3,
     "search/test_changed_since.py": 10.6,
     "search/test_ground_repo_settings.py": 10.6,
+    "evaluation/test_eval_command.py": 10.2,
     "search/test_list_topics.py": 10.1,
 }
 
