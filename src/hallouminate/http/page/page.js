@@ -166,7 +166,9 @@
     return node;
   }
   const count = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : "–");
-  const score = (s) => (Number.isInteger(s) ? String(s) : Number(s).toFixed(4));
+  // Phrase searches score by occurrence counts: shown as the integers they are (as the CLI does).
+  let counting = false;
+  const score = (s) => (counting ? String(s) : Number(s).toFixed(4));
   function duration(secs) {
     secs = Math.floor(secs || 0);
     const d = Math.floor(secs / 86400), h = Math.floor((secs % 86400) / 3600), m = Math.floor((secs % 3600) / 60);
@@ -253,6 +255,7 @@
   function renderResult(result) {
     const notes = [];
     const stats = result.stats || {};
+    counting = "occurrences" in stats;
     notes.push(notice("info", `${count(stats.hits)} hit${stats.hits === 1 ? "" : "s"} in ${Math.round(result.took_ms)} ms`));
     if (result.low_confidence) {
       const c = result.confidence || {};
