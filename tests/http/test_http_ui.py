@@ -6,6 +6,8 @@ move through the results; dark mode renders; nothing is fetched from anywhere bu
 from __future__ import annotations
 
 import json
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,7 +115,7 @@ def test_page_shows_status_and_answers_a_question(world: HttpWorld, browser: Any
     context.close()
 
 
-def test_low_confidence_is_shown(world: HttpWorld, browser: Any) -> None:
+def test_low_confidence_and_a_refusal_are_shown(world: HttpWorld, browser: Any) -> None:
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.goto(world.base_url + "/ui")
@@ -121,6 +123,15 @@ def test_low_confidence_is_shown(world: HttpWorld, browser: Any) -> None:
     page.keyboard.press("Enter")
     page.locator("#notice .notice-warn").first.wait_for()
     assert "Low confidence" in page.locator("#notice").inner_text()
+    assert page.locator("#results .result .badge").first.inner_text() == "low confidence"
+
+    # A query over the limit: the daemon's refusal, in the page.
+    page.locator("#q").fill("x" * 2100)
+    page.keyboard.press("Enter")
+    error = page.locator("#notice .notice-error")
+    error.wait_for()
+    assert "2048" in error.inner_text(), error.inner_text()
+    assert page.locator("#results .result").count() == 0
     context.close()
 
 
@@ -142,3 +153,33 @@ def test_dark_mode_renders(world: HttpWorld, browser: Any, tmp_path: Path) -> No
     (light_bg, light_fg), (dark_bg, dark_fg) = colours["light"], colours["dark"]
     assert luminance(light_bg) > 0.8 and luminance(light_fg) < 0.3, colours
     assert luminance(dark_bg) < 0.2 and luminance(dark_fg) > 0.7, colours
+
+
+def api_status(world: HttpWorld, query: str = "") -> dict[str, Any]:
+    with urllib.request.urlopen(world.base_url + "/api/status" + query, timeout=60) as resp:
+        assert resp.status == 200
+        return dict(json.loads(resp.read()))
+
+
+def test_status_figures_are_kept_until_a_write(world: HttpWorld) -> None:
+    """The band polls every few seconds; ``corpus_stats`` (O(chunks)) runs again only after a write."""
+    first = api_status(world)
+    (corpus,) = first["corpora"]
+    time.sleep(0.5)  # the figures' age must show they were kept, not computed again
+    kept = api_status(world)
+    assert kept["figures_age_secs"] >= 0.5 + first["figures_age_secs"] - 0.05, (first, kept)
+    assert kept["corpora"] == first["corpora"]
+
+    # A new page, picked up by the watcher: its counters move, the figures follow.
+    page = world.repo / ".hallouminate" / "wiki" / "operator-notes.md"
+    page.write_text("# Operator notes\n\nThe status band counts this page once the watcher has indexed it.\n")
+    deadline = time.monotonic() + 120
+    while True:
+        now = api_status(world)
+        (row,) = now["corpora"]
+        if row["indexed_files"] == corpus["indexed_files"] + 1:
+            break
+        assert time.monotonic() < deadline, now
+        time.sleep(0.2)
+    assert row["total_chunks"] > corpus["total_chunks"], (corpus, row)
+    assert now["watcher"]["files_upserted"] > first["watcher"]["files_upserted"], now

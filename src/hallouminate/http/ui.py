@@ -8,7 +8,8 @@ status band reads ``GET /api/status``, built here from the daemon's own ``status
 
 ``corpus_stats`` reads every row's file state (O(chunks)); the page polls every few seconds, so the
 per-corpus figures are kept and computed again only when the daemon's status says something was written
-(its write/watcher counters or its running index runs changed), when they are older than
+(its write/watcher counters or the set of running index runs changed; at most every
+``CHANGED_MIN_SECS``), when they are older than
 ``STATS_MAX_AGE_SECS``, or when the operator asks (``?fresh=1``, at most once per ``FRESH_MIN_SECS``).
 One computation at a time, whoever asks: a hundred open tabs cost one.
 """
@@ -35,6 +36,8 @@ from hallouminate.http.context import HttpContext
 STATS_MAX_AGE_SECS = 60.0
 # ``?fresh=1`` (the page's refresh key) forces a computation at most this often.
 FRESH_MIN_SECS = 2.0
+# Writes keep coming while the watcher is busy: the figures follow them at most this often.
+CHANGED_MIN_SECS = 5.0
 # One daemon operation behind /api/status: a status band that cannot answer says so rather than hang.
 CALL_TIMEOUT_SECS = 30.0
 
@@ -109,16 +112,22 @@ class StatusBand:
         status = await self._call("status")
         model_loaded = status.get("model") == "loaded"
         runs = status.get("indexing", [])
-        # What changes when rows are written: the write and watcher counters, the index runs going on.
+        # What changes when rows are written: the write and watcher counters, which index runs are going
+        # on (not their progress: corpus_stats reports the figures from before a run until it ends).
         key = (
             model_loaded,
             tuple(sorted(status.get("counters", {}).items())),
-            tuple((run["corpus"], run["kind"], run.get("files_done")) for run in runs),
+            tuple(sorted((run["corpus"], run["kind"]) for run in runs)),
         )
         async with self._lock:  # one computation at a time; those who waited take its answer
             figures = self._figures
             age = time.monotonic() - figures.at
-            stale = figures.key != key or age > STATS_MAX_AGE_SECS or (fresh and age > FRESH_MIN_SECS)
+            stale = (
+                figures.at == 0.0
+                or (figures.key != key and age > CHANGED_MIN_SECS)
+                or age > STATS_MAX_AGE_SECS
+                or (fresh and age > FRESH_MIN_SECS)
+            )
             if stale:
                 corpora, problems = await self._corpora(model_loaded)
                 figures = self._figures = _Figures(key, time.monotonic(), corpora, problems)

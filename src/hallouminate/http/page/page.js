@@ -211,7 +211,8 @@
     if (!rows.length) rows.push(el("tr", {}, el("td", { colspan: "5", text: "no corpus in this scope" })));
     $("corpora-rows").replaceChildren(...rows);
     const problems = [...s.problems];
-    if (s.model !== "loaded") problems.unshift(`The model is ${s.model}: searches wait for it.`);
+    if (String(s.model).startsWith("failed")) problems.unshift(`The model could not be loaded (${s.model}): searches fail until it is.`);
+    else if (s.model !== "loaded") problems.unshift(`The model is ${s.model}: searches wait for it.`);
     showStatusError(problems.join(" "));
   }
   function showStatusError(text) {
