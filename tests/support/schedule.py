@@ -26,6 +26,7 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_never_waits.py": 125.1,
     "reliability/test_load_writes.py": 123.6,
     "daemon/test_daemon_lifecycle.py": 112.5,
+    "http/test_http_hostile.py": 83.0,
     "shim/test_shim_stdio.py": 81.5,
     "wiki/test_move_crash_safety.py": 74.6,
     "reliability/test_load_shims.py": 74.1,

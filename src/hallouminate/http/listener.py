@@ -50,8 +50,16 @@ class HttpListener:
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         app = build_app(HttpContext(self._dispatcher, settings, root))
+        from hallouminate.http.connection import GuardedH11Protocol
+
         config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            # Read deadlines and a connection cap (slowloris): http/connection.py.
+            http=GuardedH11Protocol,
         )
         self._server = _Server(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
