@@ -5,6 +5,8 @@ request, keeps it in the tab (sessionStorage) and sends it as ``Authorization: B
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,4 +81,34 @@ def test_page_asks_for_the_token_once_and_sends_it(world: HttpWorld) -> None:
             "(v) => document.getElementById('f-version').textContent === v", arg=__version__
         )
         assert not dialog.is_visible()
+        context.close()
+
+
+def test_a_wrong_token_is_refused_and_asked_again(world: HttpWorld) -> None:
+    # The guard refuses what reads something; the page's own files load without the token.
+    for path, status in (("/ui", 200), ("/ui/page.js", 200), ("/api/status", 401)):
+        try:
+            with urllib.request.urlopen(world.base_url + path, timeout=30) as resp:
+                got = resp.status
+        except urllib.error.HTTPError as exc:
+            got = exc.code
+        assert got == status, (path, got)
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1100, "height": 760})
+        page = context.new_page()
+        page.goto(world.base_url + "/ui")
+        dialog = page.locator("#token-dialog")
+        dialog.wait_for(state="visible")
+        page.keyboard.type("not-the-token")
+        page.keyboard.press("Enter")
+        # The daemon's 401 brings the question back, saying why.
+        page.wait_for_function("() => document.getElementById('token-why').textContent.includes('401')")
+        assert dialog.is_visible()
+        assert "bearer token is wrong" in page.locator("#token-why").inner_text()
+        page.keyboard.type(TOKEN)
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "(v) => document.getElementById('f-version').textContent === v", arg=__version__
+        )
+        assert page.evaluate("sessionStorage.getItem('hallouminate.token')") == TOKEN
         context.close()

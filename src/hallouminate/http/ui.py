@@ -47,6 +47,11 @@ _ASSETS = {
     "/ui/page.js": ("text/javascript; charset=utf-8", "page.js"),
 }
 
+# The page's own files: no data in them, and a browser cannot send a header when it navigates, so the
+# guard serves them without the bearer token (the page asks for it and sends it on every request that
+# reads something: /api/status, /mcp).
+PAGE_FILES = frozenset({"/ui", *_ASSETS})
+
 # Nothing but the listener's own origin; no inline script, no frame may hold the page.
 _HEADERS = {
     "Content-Security-Policy": (
