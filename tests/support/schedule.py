@@ -44,6 +44,7 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_socket.py": 35.0,
     "wiki/test_wiki_writes.py": 34.9,
     "daemon/test_daemon_resolve.py": 32.0,
+    "http/test_http_ui_unindexed.py": 28.5,
     "cli/test_cli_commands.py": 28.4,
     "reliability/test_faults.py": 27.9,
     "cli/test_cli_install.py": 25.1,

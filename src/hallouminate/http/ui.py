@@ -129,6 +129,7 @@ class StatusBand:
             age = time.monotonic() - figures.at
             stale = (
                 figures.at == 0.0
+                or figures.key[0] != model_loaded  # the counts appear as soon as the model has loaded
                 or (figures.key != key and age > CHANGED_MIN_SECS)
                 or age > STATS_MAX_AGE_SECS
                 or (fresh and age > FRESH_MIN_SECS)
