@@ -33,10 +33,11 @@ def cli() -> None:
 @cli.command()
 @click.option(
     "--dialect",
-    type=click.Choice(["hallouminate", "grooveseek"]),
+    type=click.Choice(["hallouminate", "grooveseek", "kuradb"]),
     default="hallouminate",
     show_default=True,
-    help="Which face to serve: ours, or GrooveSeek's six tools over --kb-path (docs/grooveseek-face.md).",
+    help="Which face to serve: ours, GrooveSeek's six tools over --kb-path (docs/grooveseek-face.md), or "
+    "KuraDB's list_rag and search_rag over the corpora of the working directory (docs/kuradb-face.md).",
 )
 @click.option(
     "--kb-path",

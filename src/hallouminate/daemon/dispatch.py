@@ -29,6 +29,7 @@ from hallouminate.protocol.arguments import (
     ReadMarkdownArgs,
     ReadResourceArgs,
     SearchArgs,
+    SearchRagArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -54,6 +55,7 @@ from hallouminate.protocol.results import (
     ReadMarkdownResult,
     ReadResourceResult,
     ResourceGroupsResult,
+    SearchRagResult,
     SearchResult,
     ShutdownResult,
     StatusResult,
@@ -114,6 +116,7 @@ class Dispatcher:
             "index": self.index,
             "ground": self.ground,
             "search": self.search,
+            "search_rag": self.search_rag,
             "list_corpora": self.list_corpora,
             "list_files": self.browse,
             "list_tree": self.browse,
@@ -199,6 +202,9 @@ class Dispatcher:
 
     async def search(self, request: Request, emit: Emit | None) -> SearchResult:
         return await self.runtime.search(await _where(request), cast(SearchArgs, request.args))
+
+    async def search_rag(self, request: Request, emit: Emit | None) -> SearchRagResult:
+        return await self.runtime.search_rag(await _where(request), cast(SearchRagArgs, request.args))
 
     async def list_corpora(self, request: Request, emit: Emit | None) -> ListCorporaResult:
         return await self.runtime.list_corpora(await _where(request))

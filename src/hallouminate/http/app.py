@@ -35,7 +35,11 @@ def _faces(ctx: HttpContext) -> list[Face]:
     from hallouminate.shim.server import build_server
 
     settings = ctx.settings
-    built: list[tuple[str, Any]] = [("/mcp", build_server(cwd=ctx.root, link=ctx.link)[0])]
+    built: list[tuple[str, Any]] = [
+        ("/mcp", build_server(cwd=ctx.root, link=ctx.link)[0]),
+        # KuraDB's face: its dbs are the corpora of [http] root (docs/kuradb-face.md).
+        ("/kuradb/mcp", build_server(cwd=ctx.root, dialect="kuradb", link=ctx.link)[0]),
+    ]
     if settings.kb_path is not None:
         server, _link = build_server(dialect="grooveseek", kb_path=settings.kb_path, link=ctx.link)
         built.append(("/grooveseek/mcp", server))

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hallouminate.config.types import HttpSettings
 from hallouminate.errors import ConfigError
+from hallouminate.http.ui import PAGE_FILES
 
 log = logging.getLogger("hallouminate.http")
 
@@ -39,6 +40,10 @@ CORS_ALLOW_HEADERS = (
     "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id"
 )
 CORS_EXPOSE_HEADERS = "mcp-session-id, mcp-protocol-version"
+# Served without the token: /healthz, so that a supervisor needs no secret (it answers `{"ok": true}` and
+# nothing else); the operator page's own files, which hold no data and which a browser fetches on
+# navigation, when it cannot send a header (the page then asks for the token: http/ui.py).
+TOKEN_FREE = frozenset({"/healthz", *PAGE_FILES})
 
 
 def refusal_body(problem: str, message: str, code: int = INVALID_REQUEST) -> bytes:
@@ -209,8 +214,7 @@ class Guard:
         if cors_origin is not None and scope["method"] == "OPTIONS":
             await _preflight(send, cors_origin)
             return
-        # /healthz is exempt so that a supervisor needs no secret: it answers `{"ok": true}` and nothing else.
-        if self.token is not None and scope["path"] != "/healthz" and not self._authorized(scope):
+        if self.token is not None and scope["path"] not in TOKEN_FREE and not self._authorized(scope):
             given = _header(scope, b"authorization") is not None
             await refuse(
                 scope,

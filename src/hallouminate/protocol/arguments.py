@@ -179,3 +179,14 @@ class ReadResourceArgs(TypedDict):
     """``read_resource``: a ``kb://`` URI (``resource_groups`` takes ``NoArgs``)."""
 
     uri: str
+
+
+@final
+class SearchRagArgs(TypedDict):
+    """``search_rag``: the KuraDB face's retrieval (search/rag.py; docs/kuradb-face.md): one corpus, each
+    mode (``keyword``: BM25 alone, ``semantic``: vectors alone) up to ``limit`` chunks; no mode: both."""
+
+    corpus: str
+    query: str
+    mode: NotRequired[Literal["keyword", "semantic"]]
+    limit: NotRequired[int]
