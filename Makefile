@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 UV := .tools/uv/bin/uv
 UV_VERSION := 0.13.9
 TS_CLIENT := tests/support/ts_client
+# The browser the operator page's tests drive (tests/support/browser.py): Debian's chromium.
+CHROMIUM := /usr/bin/chromium
 DEMO_QUESTION ?= How does the MCP shim reach the daemon?
 
 # Bytecode matters: this environment sets PYTHONDONTWRITEBYTECODE, and imports without .pyc are ~2x slower.
@@ -33,6 +35,16 @@ $(TS_CLIENT)/node_modules/.installed: $(TS_CLIENT)/package.json $(TS_CLIENT)/pac
 	cd $(TS_CLIENT) && npm ci
 	touch $@
 
+# The operator page is tested in a real headless browser (tests/http/test_http_ui*.py): Debian's chromium,
+# installed with apt-get when it is missing and we may (root, as in CI); otherwise say what to install.
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+		echo "make test: $(CHROMIUM) not found: install Debian's chromium (sudo apt-get install chromium);" \
+			"the operator page's tests drive it" >&2; exit 1; \
+	fi
+
 model: setup
 	$(BIN)/hallouminate model install
 
@@ -46,7 +58,7 @@ demo: model
 # 12 min 57 s for 1,552 tests on the 2-core machine shared with other work (load ~3, December 2026).
 # The sources are compiled first: with PYTHONDONTWRITEBYTECODE set, a module edited since `make setup` would
 # be compiled again by every daemon, CLI and shim process the tests start.
-test: model
+test: model $(CHROMIUM)
 	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 

@@ -310,7 +310,8 @@ def load_section(results: dict[str, Any]) -> list[str]:
 
 
 def other_tiers(results: dict[str, Any]) -> list[str]:
-    """The sections of bench/formats.py and bench/hostile_rss.py, with the tables those scripts write."""
+    """The sections of bench/formats.py, bench/hostile_rss.py and bench/http_hostile.py, with the tables
+    those scripts write."""
     lines: list[str] = []
     formats = results.get("formats")
     if formats:
@@ -338,6 +339,18 @@ def other_tiers(results: dict[str, Any]) -> list[str]:
             "A fresh daemon per file; peak (VmHWM, reset after the model ran once) minus idle RSS.",
             "",
             *hostile_table(hostile),
+            "",
+        ]
+    http_hostile = results.get("http_hostile")
+    if http_hostile:
+        from http_hostile import table as http_hostile_table
+
+        lines += [
+            "## RSS under hostile HTTP (`bench/http_hostile.py`)",
+            "",
+            "A fresh daemon with `[http] max_sessions = 1000` (the default cap is 256), VmRSS from /proc.",
+            "",
+            *http_hostile_table(http_hostile),
             "",
         ]
     return lines

@@ -20,7 +20,8 @@ For each corpus:
 Then two tiers in their own processes: the mixed-format corpus (``bench/formats.py``: Markdown, PDF,
 docx, xlsx, pptx and a real package's source code, chunks/s per kind against the bare embedder) and the
 daemon's peak RSS while it indexes each hostile file (``bench/hostile_rss.py``: zip bombs, a million empty
-rows, ...; target: a zip bomb stays under 300 MB above idle).
+rows, ...; target: a zip bomb stays under 300 MB above idle), and its RSS under hostile HTTP
+(``bench/http_hostile.py``: 1,000 sessions opened and abandoned, 200 slowloris connections).
 
 The 100k tier is not embedded in full (20-30 chunks/s on 2 cores would take about an hour): it grows the
 10k tier's store, whose chunks the daemon embedded for real, by generated pages that the product's own
@@ -725,6 +726,8 @@ def run(opts: Options) -> dict[str, Any]:
     if opts.hostile:
         log("peak RSS per hostile file (bench/hostile_rss.py: a fresh daemon per file) ...")
         results["hostile_rss"] = script_run("hostile_rss.py", [], "hostile_rss.json")
+        log("daemon RSS under hostile HTTP (bench/http_hostile.py: abandoned sessions, slowloris) ...")
+        results["http_hostile"] = script_run("http_hostile.py", ["--rounds", "1"], "http_hostile.json")
     results["seconds"] = time.perf_counter() - STARTED
     return results
 
@@ -746,7 +749,9 @@ def parse_args() -> Options:
     parser.add_argument("--real-max-files", type=int, help="first N Markdown files of the package only")
     parser.add_argument("--no-foundation", action="store_true", help="skip bench/foundation.py")
     parser.add_argument("--no-formats", action="store_true", help="skip bench/formats.py")
-    parser.add_argument("--no-hostile", action="store_true", help="skip bench/hostile_rss.py")
+    parser.add_argument(
+        "--no-hostile", action="store_true", help="skip bench/hostile_rss.py and bench/http_hostile.py"
+    )
     parser.add_argument(
         "--no-http-load", action="store_true", help="skip the HTTP load phase (bench/http_load.py)"
     )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is for the checker only: light callers (browse, the C
 
 class ChunkRow(TypedDict, total=False):
     """A stored chunk as the reads return it: the columns of storage/schema.py (a search returns its
-    ``RESULT_COLUMNS``, a phrase scan ``LIGHT_COLUMNS`` or the columns asked for) and what the read adds.
+    ``RESULT_COLUMNS`` and ``ordinal``, a phrase scan ``LIGHT_COLUMNS`` or the columns asked for) and what the read adds.
 
     Total=False because each read returns its own subset of the columns; a TypedDict is only a static
     type (rows stay the dicts pyarrow's ``to_pylist`` builds), so naming a column wrong or using it as

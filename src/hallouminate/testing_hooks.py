@@ -8,6 +8,8 @@ normal behaviour. None of these is configuration: they are not for users and cha
   can start a daemon of "another version" for a client to replace;
 - ``HALLOUMINATE_TEST_FRAME_STALL_SECS`` (``frame_stall_secs``): a shorter limit for finishing a frame
   begun (stalled-client tests);
+- ``HALLOUMINATE_TEST_HTTP_READ_SECS`` (``http_read_secs``): a shorter deadline for an HTTP request's
+  headers and body (slowloris tests);
 - ``HALLOUMINATE_TEST_SHIM_FINGERPRINT`` (``shim_fingerprint_salt``): a warm shim host that looks built
   from other code (host replacement tests);
 - ``HALLOUMINATE_TEST_WRITE_FAULTS`` (``write_fault_point``): kills and pauses at points inside a wiki
@@ -30,6 +32,7 @@ from pathlib import Path
 FAKE_VERSION = "HALLOUMINATE_TEST_FAKE_VERSION"
 FRAME_STALL_SECS = "HALLOUMINATE_TEST_FRAME_STALL_SECS"
 SHIM_FINGERPRINT = "HALLOUMINATE_TEST_SHIM_FINGERPRINT"
+HTTP_READ_SECS = "HALLOUMINATE_TEST_HTTP_READ_SECS"
 WRITE_FAULTS = "HALLOUMINATE_TEST_WRITE_FAULTS"
 INDEX_PAUSE = "HALLOUMINATE_TEST_INDEX_PAUSE"
 RERANK_PAUSE = "HALLOUMINATE_TEST_RERANK_PAUSE"
@@ -58,6 +61,13 @@ def fake_daemon_version() -> str | None:
 def frame_stall_secs(default: float) -> float:
     """How long a frame begun may take to finish (``default`` unless the suite shortens it)."""
     value = _read(FRAME_STALL_SECS)
+    return float(value) if value else default
+
+
+def http_read_secs(default: float) -> float:
+    """How long an HTTP request's headers (or its body) may take to arrive (``default`` unless the suite
+    shortens it)."""
+    value = _read(HTTP_READ_SECS)
     return float(value) if value else default
 
 

@@ -6,9 +6,12 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from support.sandbox import SMALL_WIKI, Sandbox
+import pytest
+
+from support.sandbox import SMALL_WIKI, Sandbox, private_world
 
 QUESTION = "How does the MCP shim reach the daemon?"
 
@@ -24,8 +27,17 @@ def hm(sandbox: Sandbox, *args: str, cwd: Path | None = None) -> subprocess.Comp
     )
 
 
-def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world (and the one daemon the first command spawns) for the tests that index, search and
+    create repositories of their own: none changes the baseline config or stops the daemon."""
+    with private_world(model_cache, prefix="hm-cc-", in_process=False) as box:
+        box.make_repo(pages=SMALL_WIKI)
+        yield box
+
+
+def test_index_then_ground_from_inside_the_repository(world: Sandbox) -> None:
+    sandbox, repo = world, world.root / "sample"
     indexed = hm(sandbox, "index", cwd=repo / ".hallouminate" / "wiki")
     assert indexed.returncode == 0, indexed.stderr
     assert "repo:sample:wiki:" in indexed.stdout and "upserted" in indexed.stdout
@@ -65,15 +77,16 @@ def test_index_then_ground_from_inside_the_repository(sandbox: Sandbox) -> None:
     assert refused.returncode == 2 and "--output counts needs --match phrase" in refused.stderr
 
 
-def test_caller_mistakes_exit_2_with_the_message(sandbox: Sandbox) -> None:
-    repo = sandbox.make_repo()
+def test_caller_mistakes_exit_2_with_the_message(world: Sandbox) -> None:
+    sandbox, repo = world, world.root / "sample"
     out = hm(sandbox, "ground", "x", "--corpus", "nope", cwd=repo)
     assert out.returncode == 2
     assert "nope" in out.stderr and "repo:sample:wiki" in out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_init_repo_writes_config_and_wiki_and_refuses_twice(sandbox: Sandbox) -> None:
+def test_init_repo_writes_config_and_wiki_and_refuses_twice(world: Sandbox) -> None:
+    sandbox = world
     root = sandbox.root / "fresh"
     root.mkdir()
     first = hm(sandbox, "init-repo", "fresh", cwd=root)

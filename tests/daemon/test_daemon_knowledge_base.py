@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hallouminate.client import connect_or_spawn
 from hallouminate.errors import BadRequest, NotFound
-from support.sandbox import Sandbox
+from support.sandbox import Sandbox, private_world
+
+
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world and daemon: each test's knowledge bases are directories of its own (its ``tmp_path``).
+    In process: ``connect_or_spawn`` reaches (or spawns) the daemon through this process's environment."""
+    with private_world(model_cache, prefix="hm-kb-") as box:
+        yield box
 
 
 def write_kb(root: Path) -> None:
@@ -21,7 +30,7 @@ def write_kb(root: Path) -> None:
 
 
 async def test_a_kb_request_indexes_and_searches_its_directory_as_corpus_kb(
-    sandbox: Sandbox, tmp_path: Path
+    world: Sandbox, tmp_path: Path
 ) -> None:
     kb = tmp_path / "kb"
     write_kb(kb)
@@ -44,7 +53,7 @@ async def test_a_kb_request_indexes_and_searches_its_directory_as_corpus_kb(
         await conn.close()
 
 
-async def test_two_knowledge_bases_never_share_rows(sandbox: Sandbox, tmp_path: Path) -> None:
+async def test_two_knowledge_bases_never_share_rows(world: Sandbox, tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     write_kb(first)
     second.mkdir()
@@ -59,7 +68,7 @@ async def test_two_knowledge_bases_never_share_rows(sandbox: Sandbox, tmp_path: 
         await conn.close()
 
 
-async def test_the_kb_mark_must_be_a_boolean(sandbox: Sandbox, tmp_path: Path) -> None:
+async def test_the_kb_mark_must_be_a_boolean(tmp_path: Path) -> None:
     from hallouminate.protocol import parse_request
 
     with pytest.raises(BadRequest, match="'kb' must be a boolean"):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from support.sandbox import Sandbox, hm
+import pytest
+
+from support.sandbox import Sandbox, hm, private_world
 
 BACKUPS = """\
 # Backups
@@ -70,8 +73,18 @@ queries:
 """
 
 
-def wiki_repo(sandbox: Sandbox) -> Path:
-    repo = sandbox.make_repo("ev", wiki=None)
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world and daemon for the tests that score through it: each has a repository of its own (both
+    named "ev", in directories of their own: a corpus' rows are keyed by its roots as well as its name)."""
+    with private_world(model_cache, prefix="hm-ev-", in_process=False) as box:
+        yield box
+
+
+def wiki_repo(sandbox: Sandbox, under: str = "") -> Path:
+    repo = sandbox.root / under / "ev"
+    (repo / ".hallouminate" / "wiki").mkdir(parents=True)
+    (repo / ".hallouminate" / "config.toml").write_text('[[repository]]\nname = "ev"\npath = "."\n')
     wiki = repo / ".hallouminate" / "wiki"
     (wiki / "backups.md").write_text(BACKUPS)
     (wiki / "deploys.md").write_text(DEPLOYS)
@@ -85,8 +98,9 @@ def history_of(golden: Path) -> list[dict[str, Any]]:
     ]
 
 
-def test_eval_scores_a_json_golden_through_the_daemon(sandbox: Sandbox) -> None:
-    repo = wiki_repo(sandbox)
+def test_eval_scores_a_json_golden_through_the_daemon(world: Sandbox) -> None:
+    sandbox = world
+    repo = wiki_repo(sandbox, "json")
     golden = repo / "golden.json"
     golden.write_text(GOLDEN_JSON)
 
@@ -136,8 +150,9 @@ def test_eval_scores_a_json_golden_through_the_daemon(sandbox: Sandbox) -> None:
     assert "history: golden.json.history.jsonl (2 run(s) kept, at most 50)" in text.stdout
 
 
-def test_a_real_regression_fails_the_run_and_only_compatible_runs_are_compared(sandbox: Sandbox) -> None:
-    repo = wiki_repo(sandbox)
+def test_a_real_regression_fails_the_run_and_only_compatible_runs_are_compared(world: Sandbox) -> None:
+    sandbox = world
+    repo = wiki_repo(sandbox, "regression")
     golden = repo / "golden.yaml"
     golden.write_text(GOLDEN_YAML)
     # A full history of runs of some older golden file: incompatible, and the oldest must make room.

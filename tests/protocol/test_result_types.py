@@ -21,12 +21,14 @@ from hallouminate.protocol import results as r
 from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESOURCE_RESULTS, RESULTS
 from hallouminate.shim.grooveseek import FACE_TOOLS
+from hallouminate.shim.kuradb import TOOLS as KURADB_TOOLS
 from hallouminate.shim.tools import TOOLS
 
 # Every operation that publishes an output schema, with its result type.
 RESULT_TYPES: dict[str, Any] = {
     "ground": r.GroundResult,
     "search": r.SearchResult,
+    "search_rag": r.SearchRagResult,
     "index": r.IndexResult,
     "get_best_practice": r.BestPracticeResult,
     "list_corpora": r.ListCorporaResult,
@@ -52,6 +54,7 @@ ARG_TYPES: dict[str, Any] = {
     "ping": a.NoArgs,
     "status": a.NoArgs,
     "shutdown": a.NoArgs,
+    "http_reload": a.NoArgs,
     "list_corpora": a.NoArgs,
     "index": a.IndexArgs,
     "get_best_practice": a.BestPracticeArgs,
@@ -61,6 +64,7 @@ ARG_TYPES: dict[str, Any] = {
     "list_topics": a.CorpusArgs,
     "ground": a.GroundArgs,
     "search": a.SearchArgs,
+    "search_rag": a.SearchRagArgs,
     "read_markdown": a.ReadMarkdownArgs,
     "backlinks": a.BacklinksArgs,
     "get_connection_graph": a.ConnectionGraphArgs,
@@ -222,10 +226,10 @@ def test_every_published_result_has_its_type() -> None:
     assert set(RESULTS) == set(RESULT_TYPES)
     assert set(RESOURCE_RESULTS) == set(OP_RESULT_TYPES)
     published_ops = {spec.op for spec in TOOLS.values() if spec.output_schema is not None}
-    # The GrooveSeek face publishes its search's (shim/grooveseek.py).
+    # The GrooveSeek face publishes its search's (shim/grooveseek.py), the KuraDB face its search_rag's.
     published_ops |= {
         tool.op
-        for tool in FACE_TOOLS.values()
+        for tool in [*FACE_TOOLS.values(), *KURADB_TOOLS.values()]
         if tool.output_schema and tool.output_schema == _light(tool.op)
     }
     assert published_ops == set(RESULT_TYPES)
@@ -238,7 +242,8 @@ def test_the_full_schema_is_the_result_type(op: str) -> None:
 
 @pytest.mark.parametrize("op", sorted(RESULT_TYPES))
 def test_the_published_schema_is_the_result_type(op: str) -> None:
-    schema = TOOLS[op].output_schema if op in TOOLS else FACE_TOOLS[op].output_schema
+    faces = {tool.op: tool for tool in [*FACE_TOOLS.values(), *KURADB_TOOLS.values()]}
+    schema = TOOLS[op].output_schema if op in TOOLS else faces[op].output_schema
     assert schema is not None
     assert differences(RESULT_TYPES[op], schema, op, light=True) == []
 

@@ -355,11 +355,12 @@ def test_cli_unknown_start_exits_2_with_the_fix(world: World) -> None:
 
 
 # -- a knowledge base (the GrooveSeek face's calls) ------------------------------------------------------
-async def test_a_kb_call_walks_the_knowledge_base(sandbox: Sandbox, tmp_path: Path) -> None:
+async def test_a_kb_call_walks_the_knowledge_base(world: World, tmp_path: Path) -> None:
+    # The module's daemon: a knowledge base is a corpus of its own beside the repository's.
     kb = tmp_path / "kb"
     for path in (START, "cranes/harbour/ropes.md", "far/bread.md"):
         write(kb / path, PAGES[path])
-    conn = await connect_or_spawn()
+    conn = await connect_or_spawn(world.box.socket, spawn=False)
     try:
         await conn.call("index", str(kb), {}, kb=True)
         result = await conn.call("get_connection_graph", str(kb), {"start": START, "depth": 1}, kb=True)

@@ -409,7 +409,7 @@ def test_serve_refuses_a_bad_kb_path(tmp_path: Path) -> None:
         ("--dialect", "grooveseek", "--kb-path", str(tmp_path / "missing")): "does not exist",
         ("--dialect", "grooveseek", "--kb-path", "file.md"): "is not a directory",
         ("--kb-path", str(tmp_path)): "add --dialect grooveseek",
-        ("--dialect", "kuradb"): "'kuradb' is not one of",
+        ("--dialect", "fuzzy"): "'fuzzy' is not one of",
     }
     for args, message in cases.items():
         done = serve(*args)

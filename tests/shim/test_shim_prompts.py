@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from mcp import ClientSession, MCPError
 from mcp.types import INVALID_PARAMS
 
 from hallouminate.shim import prompts
-from support.sandbox import Sandbox, mcp_session
+from support.sandbox import Sandbox, mcp_session, private_world
 
 # Each face's tools, as its prompts must name them; and the other face's search tool, which they must not.
 DEFAULT_TOOLS = ("ground", "list_topics", "get_document", "get_connection_graph")
@@ -39,6 +41,14 @@ async def _refused(session: ClientSession, name: str, arguments: dict[str, str] 
     return caught.value
 
 
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world for the prompt tests: each session's shim is forked from its one warm host (a host of
+    each test's own cost ~1.5 s of CPU for the MCP SDK's import); prompts read nothing of the world."""
+    with private_world(model_cache, prefix="hm-pr-", in_process=False) as box:
+        yield box
+
+
 def _tools_named(text: str) -> set[str]:
     return {name for name in (*DEFAULT_TOOLS, *GROOVESEEK_TOOLS) if f"`{name}`" in text}
 
@@ -50,8 +60,8 @@ def _assert_shared_rules(text: str) -> None:
         assert rule in tail, rule
 
 
-async def test_prompts_list_gives_the_four_prompts_with_their_arguments(sandbox: Sandbox) -> None:
-    async with mcp_session(sandbox) as session:
+async def test_prompts_list_gives_the_four_prompts_with_their_arguments(world: Sandbox) -> None:
+    async with mcp_session(world) as session:
         listed = {p.name: p for p in (await session.list_prompts()).prompts}
     assert list(listed) == ["summarize_topic", "deep_dive", "whats_new", "find_gaps"]
     arguments = {name: [(a.name, a.required) for a in (p.arguments or [])] for name, p in listed.items()}
@@ -68,10 +78,10 @@ async def test_prompts_list_gives_the_four_prompts_with_their_arguments(sandbox:
 
 
 async def test_each_prompt_walks_through_the_default_face_tools_and_ends_with_the_citation_rules(
-    sandbox: Sandbox,
+    world: Sandbox,
 ) -> None:
-    repo = sandbox.make_repo(wiki=None)
-    async with mcp_session(sandbox, cwd=repo) as session:
+    repo = world.make_repo(wiki=None)
+    async with mcp_session(world, cwd=repo) as session:
         summary = await _text(session, "summarize_topic", {"topic": "release process"})
         dive = await _text(session, "deep_dive", {"question": "Why does the shim fork from a warm host?"})
         news = await _text(session, "whats_new", {"since": "2026-10-01"})
@@ -117,8 +127,8 @@ async def test_each_prompt_walks_through_the_default_face_tools_and_ends_with_th
     assert "guides" not in gaps and "on every" not in gaps
 
 
-async def test_whats_new_defaults_to_thirty_days_ago_and_refuses_a_malformed_since(sandbox: Sandbox) -> None:
-    async with mcp_session(sandbox) as session:
+async def test_whats_new_defaults_to_thirty_days_ago_and_refuses_a_malformed_since(world: Sandbox) -> None:
+    async with mcp_session(world) as session:
         before = dt.date.today()
         default = await _text(session, "whats_new")
         blank = await _text(session, "whats_new", {"since": "  "})
@@ -138,9 +148,9 @@ async def test_whats_new_defaults_to_thirty_days_ago_and_refuses_a_malformed_sin
 
 
 async def test_missing_or_unknown_arguments_and_unknown_prompts_are_clear_invalid_params(
-    sandbox: Sandbox,
+    world: Sandbox,
 ) -> None:
-    async with mcp_session(sandbox) as session:
+    async with mcp_session(world) as session:
         missing_topic = await _refused(session, "summarize_topic")
         blank_question = await _refused(session, "deep_dive", {"question": " \n"})
         unknown_argument = await _refused(session, "find_gaps", {"subject": "x"})

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from hallouminate.shim.grooveseek import FACE_TOOLS
 from hallouminate.shim.tools import TOOLS
-from support.sandbox import SMALL_WIKI, Sandbox
+from support.sandbox import SMALL_WIKI, Sandbox, private_world
 from support.ts_sdk import TsSession, node, ts_session
 
 # The versions the TypeScript SDK (1.32) asks for and accepts: it sends its latest and refuses any answer
@@ -31,15 +31,25 @@ FACES: dict[str, tuple[Callable[[Sandbox, Path], list[str]], set[str]]] = {
 }
 
 
-def _session(sandbox: Sandbox, face: str, requests: list[dict[str, object]]) -> tuple[TsSession, Path]:
-    repo = sandbox.make_repo(wiki=None)
+@pytest.fixture(scope="module")
+def world(model_cache: Path) -> Iterator[Sandbox]:
+    """One world (its daemon and warm shim host) for the tests that read, or write only in a repository
+    of their own; the test that changes the baseline config has its own."""
+    with private_world(model_cache, prefix="hm-ts-", in_process=False) as box:
+        yield box
+
+
+def _session(
+    sandbox: Sandbox, face: str, requests: list[dict[str, object]], name: str
+) -> tuple[TsSession, Path]:
+    repo = sandbox.make_repo(f"{name}-{face}", wiki=None)
     args, _tools = FACES[face]
     return ts_session(sandbox, requests, serve_args=args(sandbox, repo), cwd=repo), repo
 
 
 @pytest.mark.parametrize("face", list(FACES))
-def test_the_typescript_client_negotiates_and_lists_the_tools(sandbox: Sandbox, face: str) -> None:
-    session, _repo = _session(sandbox, face, [{"method": "tools/list"}])
+def test_the_typescript_client_negotiates_and_lists_the_tools(world: Sandbox, face: str) -> None:
+    session, _repo = _session(world, face, [{"method": "tools/list"}], "tools")
     assert session.protocol_version == TS_SDK_LATEST
     assert session.server_info["name"] and session.server_info["version"]
     assert {"tools", "prompts"} <= set(session.capabilities)
@@ -50,9 +60,9 @@ def test_the_typescript_client_negotiates_and_lists_the_tools(sandbox: Sandbox, 
 
 
 @pytest.mark.parametrize("face", list(FACES))
-def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face: str) -> None:
+def test_the_typescript_client_lists_and_gets_the_prompts(world: Sandbox, face: str) -> None:
     session, _repo = _session(
-        sandbox,
+        world,
         face,
         [
             {"method": "prompts/list"},
@@ -64,6 +74,7 @@ def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face
             {"method": "prompts/get", "params": {"name": "deep_dive", "arguments": {}}},
             {"method": "prompts/get", "params": {"name": "whats_new", "arguments": {"since": "Nov 1"}}},
         ],
+        "prompts",
     )
     assert [p["name"] for p in session.result(0)["prompts"]] == [
         "summarize_topic",
@@ -88,9 +99,10 @@ def test_the_typescript_client_lists_and_gets_the_prompts(sandbox: Sandbox, face
     assert malformed["code"] == -32602 and "YYYY-MM-DD" in malformed["message"]
 
 
-def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: Sandbox) -> None:
+def test_the_typescript_client_accepts_every_default_face_tool_result(world: Sandbox) -> None:
     """The SDK checks each tool's structuredContent against the outputSchema published in tools/list
     (ajv, not the Python client's jsonschema): every tool of the default face, with a real daemon."""
+    sandbox = world
     repo = sandbox.make_repo(pages=SMALL_WIKI)
     with (repo / ".hallouminate" / "config.toml").open("a") as config:
         config.write('\n[best_practice]\npath_templates = ["{target}.md"]\n')
@@ -127,10 +139,11 @@ def test_the_typescript_client_accepts_every_default_face_tool_result(sandbox: S
     assert session.result(1)["structuredContent"]["docs"][0]["path"] == "architecture.md"
 
 
-def test_the_typescript_client_lists_and_reads_the_kb_resources(sandbox: Sandbox) -> None:
+def test_the_typescript_client_lists_and_reads_the_kb_resources(world: Sandbox) -> None:
     """The default face's kb:// resources (the wiki of the directory serve starts in) through the SDK's
     listResources / listResourceTemplates / readResource, which check each answer's shape."""
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    sandbox = world
+    repo = sandbox.make_repo("resources", pages=SMALL_WIKI)
     requests: list[dict[str, object]] = [
         {"method": "tools/call", "params": {"name": "index", "arguments": {"cwd": str(repo)}}},
         {"method": "resources/list"},

@@ -57,10 +57,13 @@ def http_world(
     pages: Sequence[str] | None = SMALL_WIKI,
     extra_http: str = "",
     index: bool = True,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[HttpWorld]:
     """A private world whose daemon listens on HTTP (a random loopback port), over one repository
-    ``sample`` (``pages`` of the sample wiki), indexed unless ``index`` is false."""
-    with private_world(model_cache, prefix="hm-http-") as box:
+    ``sample`` (``pages`` of the sample wiki), indexed unless ``index`` is false; ``extra_env`` reaches
+    the daemon (test hooks)."""
+    env = dict(extra_env or {})
+    with private_world(model_cache, prefix="hm-http-", extra_env=lambda _root: env) as box:
         box.write_config(
             box.config_file.read_text() + f'\n[http]\nenabled = true\nroot = "{box.root}"\n{extra_http}'
         )

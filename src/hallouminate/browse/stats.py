@@ -27,7 +27,7 @@ def corpus_stats(
 
     ``states`` maps each corpus-relative path that has rows to its state, ``chunk_count`` is the corpus'
     row count, ``problems`` the file problems index runs recorded. ``last_indexed_ms`` is the newest
-    ``indexed_at_ms`` (null when nothing is indexed); ``skipped_files`` counts the files on disk that the
+    ``indexed_at_ms`` and ``first_indexed_ms`` the oldest (null when nothing is indexed); ``skipped_files`` counts the files on disk that the
     last run to read them skipped (binary, empty, too large, ...: indexing again cannot help);
     ``unindexed_files`` the other files on disk (as ``list_files`` sees them) that have no rows yet.
     ``problems`` names every recorded problem of a file still on disk.
@@ -40,6 +40,7 @@ def corpus_stats(
         "indexed_files": len(states),
         "total_chunks": chunk_count,
         "last_indexed_ms": max((s.indexed_at_ms for s in states.values()), default=None),
+        "first_indexed_ms": min((s.indexed_at_ms for s in states.values()), default=None),
         "unindexed_files": sum(1 for rel in on_disk if rel not in states and rel not in skipped),
         "skipped_files": len(skipped),
         "problems": recorded,

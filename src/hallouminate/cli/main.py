@@ -33,10 +33,11 @@ def cli() -> None:
 @cli.command()
 @click.option(
     "--dialect",
-    type=click.Choice(["hallouminate", "grooveseek"]),
+    type=click.Choice(["hallouminate", "grooveseek", "kuradb"]),
     default="hallouminate",
     show_default=True,
-    help="Which face to serve: ours, or GrooveSeek's six tools over --kb-path (docs/grooveseek-face.md).",
+    help="Which face to serve: ours, GrooveSeek's six tools over --kb-path (docs/grooveseek-face.md), or "
+    "KuraDB's list_rag and search_rag over the corpora of the working directory (docs/kuradb-face.md).",
 )
 @click.option(
     "--kb-path",
@@ -560,6 +561,7 @@ def _register_read_commands() -> None:
     from hallouminate.cli.eval_command import eval_command
     from hallouminate.cli.file_commands import files, move
     from hallouminate.cli.graph_command import graph_command
+    from hallouminate.cli.http_command import http_group, port_group
     from hallouminate.cli.status_command import status
     from hallouminate.cli.topics_command import topics
 
@@ -573,6 +575,8 @@ def _register_read_commands() -> None:
     cli.add_command(graph_command)
     cli.add_command(files)
     cli.add_command(move)
+    cli.add_command(http_group)
+    cli.add_command(port_group)
 
 
 _register_read_commands()

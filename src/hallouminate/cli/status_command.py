@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from hallouminate.protocol.results import CorpusStatsResult, ListCorporaResult
+    from hallouminate.protocol.results import CorpusStatsResult, ListCorporaResult, StatusResult
 
 
 @click.command("status")
@@ -29,9 +29,15 @@ def status(corpus: str | None, fmt: str) -> None:
         listed: ListCorporaResult = call_daemon("list_corpora")
         names = [entry["name"] for entry in listed["corpora"]]
     results: list[CorpusStatsResult] = [call_daemon("corpus_stats", {"corpus": name}) for name in names]
+    # The daemon's HTTP URL while it listens (docs/http.md): where other clients reach the same corpora.
+    daemon: StatusResult = call_daemon("status")
+    url = daemon.get("http_url")
     if fmt == "json":
-        click.echo(json.dumps({"corpora": results}, indent=2))
-    elif not results:
+        click.echo(json.dumps({"corpora": results, **({"http_url": url} if url else {})}, indent=2))
+        return
+    if url:
+        click.echo(f"HTTP: {url}")
+    if not results:
         click.echo("no corpora are configured here; see `hallouminate config show`")
     else:
         click.echo("\n".join(render_stats(result) for result in results))

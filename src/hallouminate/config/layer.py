@@ -6,6 +6,7 @@ Every error names the file and the offending key, because a user fixing a config
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import os
 import re
 import tomllib
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from hallouminate.config import defaults
 from hallouminate.errors import ConfigError
@@ -71,7 +73,11 @@ RERANKER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 # Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
 # `[discovery]` too: it decides what a request made *above* every repository sees, where no repo layer applies.
-BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon", "discovery"})
+BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon", "discovery", "http"})
+# Why a repository layer may not set a baseline-only table, when the general reason is not the whole story.
+BASELINE_ONLY_WHY = {
+    "http": "a checked-out repository must not be able to open a port or expose your corpora over HTTP",
+}
 # Old key names still accepted (docs/configuration.md): old "table.key" -> the current one. Giving both in
 # one file is an error: which one would win is not obvious.
 RENAMED = {"indexing.max_file_bytes": "indexing.max_text_file_size"}
@@ -85,9 +91,15 @@ def read_layer(file: Path, root: Path | None) -> Layer:
         raise ConfigError(f"{file}: cannot read config: {exc.strerror or exc}", {"file": str(file)}) from exc
     try:
         text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{file}: config is not valid UTF-8", {"file": str(file)}) from exc
+    return layer_from_text(text, file, root)
+
+
+def layer_from_text(text: str, file: Path, root: Path | None) -> Layer:
+    """``read_layer`` of ``text``, as if ``file`` held it (a change checked before it is written)."""
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line, where = _position(exc, text)
         raise ConfigError(
@@ -266,7 +278,20 @@ class _Parser:
                 self.attempt(self.scalar_table, layer, table, body, scalar_specs[table])
             else:
                 self.report(self.unknown("", table, known_tables))
+        self.attempt(self.http_exposure, layer)
         return layer
+
+    def http_exposure(self, layer: Layer) -> None:
+        """A listener reachable from other machines must ask for a token: ``[http] host`` other than a
+        loopback address needs ``[http] token_file``."""
+        host = layer.scalars.get("http.host")
+        if isinstance(host, str) and not is_loopback(host) and "http.token_file" not in layer.scalars:
+            raise ConfigError(
+                f"{self.file}: [http] host = {host!r} is reachable from other machines, and [http] token_file "
+                "is not set: set token_file to a file holding a bearer token every request must carry, or "
+                'bind a loopback address (host = "127.0.0.1")',
+                {"file": str(self.file), "key": "[http] host", "keys": ["host", "token_file"]},
+            )
 
     def scalar_table(
         self, layer: Layer, table: str, body: Any, specs: dict[str, Callable[[str, Any], Scalar]]
@@ -274,10 +299,12 @@ class _Parser:
         if not isinstance(body, dict):
             raise self.fail(table, f"must be a table ([{table}]), got {_tname(body)}")
         if self.root is not None and table in BASELINE_ONLY:
+            why = BASELINE_ONLY_WHY.get(table)
             raise self.fail(
                 f"[{table}]",
                 "is a daemon-wide setting and may only be set in the baseline config "
-                "($XDG_CONFIG_HOME/hallouminate/config.toml), not in a repository layer",
+                "($XDG_CONFIG_HOME/hallouminate/config.toml), not in a repository layer"
+                + (f" ({why}): move it to the baseline config" if why else ""),
             )
         for key, value in body.items():
             if key not in specs:
@@ -420,6 +447,47 @@ class _Parser:
             raise self.fail(where, f"must be a non-negative integer, got {value!r}")
         return value
 
+    def http_host(self, where: str, value: Any) -> str:
+        """``[http] host``: an IP address literal or ``localhost`` (a name would be resolved at each start,
+        and may not resolve to what the token rule assumed)."""
+        text = self.string(where, value).strip()
+        if text != "localhost":
+            try:
+                ipaddress.ip_address(text)
+            except ValueError:
+                raise self.fail(
+                    where,
+                    f'{text!r} is not an IP address: write an address literal such as "127.0.0.1" or '
+                    '"::1", or "localhost"',
+                ) from None
+        return text
+
+    def port(self, where: str, value: Any) -> int:
+        bound = limits.HTTP_PORT
+        if value not in bound:
+            raise self.fail(
+                where,
+                f"must be a port number from {bound.span}, got {value!r} (remove the key, or run "
+                "`hallouminate port clear`, for a random free port at each start)",
+            )
+        return int(value)
+
+    def origins(self, where: str, value: Any) -> tuple[str, ...]:
+        """``[http] allowed_origins``: browser origins (``scheme://host[:port]``), each checked, lowercased
+        as a browser sends them."""
+        items = self.string_list(where, value)
+        checked = []
+        for i, item in enumerate(items):
+            problem = _origin_problem(item)
+            if problem is not None:
+                raise self.fail(
+                    f"{where}[{i}]",
+                    f'{item!r} {problem}: an origin is scheme://host[:port], e.g. "http://localhost:3000" '
+                    'or "https://wiki.example.com"',
+                )
+            checked.append(item.lower())
+        return tuple(dict.fromkeys(checked))
+
     def check_keys(
         self, where: str, table: dict[str, Any], *, required: tuple[str, ...], optional: tuple[str, ...]
     ) -> None:
@@ -461,8 +529,9 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
         # The daemon's HTTP listener (http/; docs/http.md).
         "http": {
             "enabled": p.boolean,
-            "host": p.string,
-            "port": p.positive_int,
+            "host": p.http_host,
+            "port": p.port,
+            "allowed_origins": p.origins,
             "token_file": p.path,
             "max_body_bytes": p.positive_int,
             "max_sessions": p.positive_int,
@@ -471,6 +540,38 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
             "kb_path": p.path,
         },
     }
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an IP literal or ``localhost``) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _origin_problem(origin: str) -> str | None:
+    """Why ``origin`` is no ``scheme://host[:port]``, or None."""
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError as exc:
+        return f"does not parse ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "does not start with http:// or https://"
+    if not parts.hostname:
+        return "names no host"
+    if parts.username is not None or parts.password is not None:
+        return "holds a user name or password"
+    if parts.path or parts.query or parts.fragment or origin.endswith(("?", "#")):
+        return "has a path, query or fragment (an origin has none, not even a trailing '/')"
+    if port is not None and port not in limits.HTTP_PORT:
+        return f"has the port {port}, outside {limits.HTTP_PORT.span}"
+    if any(c.isspace() for c in origin):
+        return "holds whitespace"
+    return None
 
 
 def _template_problem(template: str) -> str | None:

@@ -305,6 +305,7 @@ def _http(s: dict[str, Scalar]) -> HttpSettings:
         enabled=bool(scalar(s, "http.enabled", base.enabled)),
         host=scalar(s, "http.host", base.host),
         port=scalar(s, "http.port", 0) or None,
+        allowed_origins=scalar(s, "http.allowed_origins", base.allowed_origins),
         token_file=_optional_path(s, "http.token_file"),
         max_body_bytes=scalar(s, "http.max_body_bytes", base.max_body_bytes),
         max_sessions=scalar(s, "http.max_sessions", base.max_sessions),

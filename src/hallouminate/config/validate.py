@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 from typing import NamedTuple, TypedDict
 
@@ -10,7 +11,7 @@ from hallouminate.config import defaults
 from hallouminate.config.layer import check_layer
 from hallouminate.config.merge import SETTING_FIELDS, merge
 from hallouminate.config.resolve import find_repo_root, resolve
-from hallouminate.config.types import CorpusKind, Resolved
+from hallouminate.config.types import CorpusKind, HttpSettings, Resolved
 from hallouminate.errors import CallerError, ConfigError
 from hallouminate.protocol import limits
 
@@ -127,9 +128,10 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
     the file defining it (``source``).
     """
     settings: dict[str, dict[str, str | int | float | list[str]]] = {}
-    for key, field in SETTING_FIELDS.items():
+    http = {f"http.{f.name}": f.name for f in fields(HttpSettings)}
+    for key, field in [*SETTING_FIELDS.items(), *http.items()]:
         table, name = key.split(".", 1)
-        value = getattr(resolved.settings, field)
+        value = getattr(resolved.settings.http if table == "http" else resolved.settings, field)
         if value is None or value == ():  # an optional setting left unset: TOML has no null
             continue
         if isinstance(value, tuple):
@@ -231,6 +233,27 @@ def baseline_template() -> str:
 # Markdown by default; add e.g. "**/*.pdf", "**/*.docx", "**/*.py" for the other formats.
 #[knowledge_base]
 #globs = ["**/*.md", "**/*.markdown"]
+
+# The daemon's HTTP listener: MCP over Streamable HTTP at /mcp, the REST search, the operator page
+# (docs/http.md). Off until enabled; `hallouminate http enable|disable` and `hallouminate port set N|clear`
+# edit these keys and apply them to a running daemon. Only this file may set [http].
+#[http]
+#enabled = true
+# An IP address or "localhost"; any address other than a loopback one needs token_file.
+#host = "127.0.0.1"
+# {limits.HTTP_PORT.span}; without it, a random free port at each start.
+#port = 8080
+# Browser origins (scheme://host[:port]) allowed to call the listener, beside its own.
+#allowed_origins = ["http://localhost:3000"]
+# A file holding the bearer token each request must carry (Authorization: Bearer ...).
+#token_file = "~/.config/hallouminate/http-token"
+#max_body_bytes = 4194304
+#max_sessions = 256
+#session_idle_secs = 600
+# The directory whose corpora the faces that take no cwd serve (KuraDB's, /api/search, /ui); default: ~.
+#root = "~/work"
+# A knowledge base GrooveSeek's face serves at /grooveseek/mcp (that face is mounted only when set).
+#kb_path = "~/kb"
 
 # Any set of Markdown files. globs and exclude use gitignore syntax, relative to each path;
 # .gitignore, .ignore and .git/info/exclude are honoured too.

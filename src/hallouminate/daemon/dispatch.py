@@ -29,6 +29,7 @@ from hallouminate.protocol.arguments import (
     ReadMarkdownArgs,
     ReadResourceArgs,
     SearchArgs,
+    SearchRagArgs,
 )
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.messages import Answer, request_id_of
@@ -41,6 +42,7 @@ from hallouminate.protocol.results import (
     DeleteMarkdownResult,
     GetDocumentResult,
     GroundResult,
+    HttpReloadResult,
     IndexResult,
     ListCorporaResult,
     ListFilesResult,
@@ -53,6 +55,7 @@ from hallouminate.protocol.results import (
     ReadMarkdownResult,
     ReadResourceResult,
     ResourceGroupsResult,
+    SearchRagResult,
     SearchResult,
     ShutdownResult,
     StatusResult,
@@ -90,6 +93,14 @@ class Server(Protocol):
     @property
     def idle_exit_secs(self) -> float: ...
 
+    @property
+    def http_url(self) -> str | None: ...
+
+    @property
+    def http_error(self) -> str | None: ...
+
+    async def reload_http(self) -> str | None: ...
+
     def request_stop(self, reason: str) -> None: ...
 
 
@@ -101,9 +112,11 @@ class Dispatcher:
             "ping": self.ping,
             "status": self.status,
             "shutdown": self.shutdown,
+            "http_reload": self.http_reload,
             "index": self.index,
             "ground": self.ground,
             "search": self.search,
+            "search_rag": self.search_rag,
             "list_corpora": self.list_corpora,
             "list_files": self.browse,
             "list_tree": self.browse,
@@ -156,14 +169,26 @@ class Dispatcher:
         return {"version": version, "protocol": PROTOCOL_VERSION, "pid": os.getpid()}
 
     async def status(self, request: Request, emit: Emit | None) -> StatusResult:
-        return {
-            **self.runtime.status(),
-            "socket": str(self.server.socket_path),
-            "uptime_secs": round(time.time() - self.server.started, 3),
-            "connections": self.server.connections,
-            "in_flight": self.server.in_flight_count,
-            "idle_exit_secs": self.server.idle_exit_secs,
-        }
+        # cast: the listener's optional keys are added below, not in the ** part.
+        result = cast(
+            StatusResult,
+            {
+                **self.runtime.status(),
+                "socket": str(self.server.socket_path),
+                "uptime_secs": round(time.time() - self.server.started, 3),
+                "connections": self.server.connections,
+                "in_flight": self.server.in_flight_count,
+                "idle_exit_secs": self.server.idle_exit_secs,
+            },
+        )
+        if self.server.http_url is not None:
+            result["http_url"] = self.server.http_url
+        if self.server.http_error is not None:
+            result["http_error"] = self.server.http_error
+        return result
+
+    async def http_reload(self, request: Request, emit: Emit | None) -> HttpReloadResult:
+        return {"url": await self.server.reload_http()}
 
     async def shutdown(self, request: Request, emit: Emit | None) -> ShutdownResult:
         self.server.request_stop("shutdown requested by a client")
@@ -177,6 +202,9 @@ class Dispatcher:
 
     async def search(self, request: Request, emit: Emit | None) -> SearchResult:
         return await self.runtime.search(await _where(request), cast(SearchArgs, request.args))
+
+    async def search_rag(self, request: Request, emit: Emit | None) -> SearchRagResult:
+        return await self.runtime.search_rag(await _where(request), cast(SearchRagArgs, request.args))
 
     async def list_corpora(self, request: Request, emit: Emit | None) -> ListCorporaResult:
         return await self.runtime.list_corpora(await _where(request))

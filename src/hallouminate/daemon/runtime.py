@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import json
 import logging
 import os
 import threading
@@ -38,7 +39,7 @@ from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
 from hallouminate.daemon.resolving import Resolver
 from hallouminate.daemon.watcher import CorpusWatcher
-from hallouminate.errors import Bug, CallerError, Conflict, HallouminateError, NotFound
+from hallouminate.errors import Bug, CallerError, Conflict, HallouminateError, InvalidArgument, NotFound
 from hallouminate.protocol.arguments import (
     AddMarkdownArgs,
     BacklinksArgs,
@@ -82,12 +83,13 @@ if TYPE_CHECKING:
     from hallouminate.indexing import Indexer
     from hallouminate.indexing.documents import FormatLimits
     from hallouminate.ports import ChunkRow
-    from hallouminate.protocol.arguments import GetDocumentArgs, SearchArgs
+    from hallouminate.protocol.arguments import GetDocumentArgs, SearchArgs, SearchRagArgs
     from hallouminate.protocol.results import (
         GetDocumentResult,
         GroundWarning,
         ReadResourceResult,
         ResourceGroupsResult,
+        SearchRagResult,
         SearchResult,
     )
     from hallouminate.search.rerank import RerankStage
@@ -752,6 +754,38 @@ class Runtime:
         keys = {spec.name: spec.store_key for spec in resolved.corpora.values()}
         with self._store_faults():
             return await hits.search_hits(self._reader, result, keys, plan.limit)
+
+    async def search_rag(self, where: Where, args: SearchRagArgs) -> SearchRagResult:
+        """The KuraDB face's retrieval (search/rag.py): one corpus of the scope, BM25 alone and/or vectors
+        alone, through the reader ``ground`` uses; answered from what is indexed now, never after an index
+        run (as ``ground``). An unknown corpus is KuraDB's ``invalid argument: "NAME" not exist``."""
+        from hallouminate.protocol.limits import RAG_LIMIT, RAG_MODES
+        from hallouminate.search.rag import retrieve
+
+        resolved = await self._resolve(where)
+        name = args["corpus"]
+        spec = resolved.corpora.get(name)
+        if spec is None:
+            raise InvalidArgument(
+                f"invalid argument: {json.dumps(name, ensure_ascii=False)} not exist",
+                {"param": "db", "corpora": list(resolved.corpora)},
+            )
+        mode = args.get("mode")
+        _, embedder, _ = await self._engine()
+        await self._store_ready(rebuild=False)
+        self._indexing([spec])  # its first catch-up since start-up begins here; never waited for
+        if self._batcher is None or self._batcher[0] is not embedder:
+            self._batcher = (embedder, batcher_for(embedder))
+        assert self._reader is not None
+        with self._store_faults():
+            return await retrieve(
+                self._reader,
+                self._batcher[1].embed,
+                spec.store_key,
+                args["query"],
+                modes=(mode,) if mode is not None else RAG_MODES,
+                limit=args.get("limit", RAG_LIMIT.default or 1),
+            )
 
     async def connection_graph(self, where: Where, args: ConnectionGraphArgs) -> ConnectionGraphResult:
         """``get_connection_graph`` over one corpus (search/graph.py): the reader's held vectors, and the

@@ -77,8 +77,11 @@ class DaemonServer:
         self._stop = asyncio.Event()
         self._idle_handle: asyncio.TimerHandle | None = None
         self._server: asyncio.base_events.Server | None = None
-        # The HTTP listener (http/listener.py), while [http] enabled.
+        # The HTTP listener (http/listener.py), while [http] enabled; why it is not listening, when it
+        # could not start.
         self.http: Any = None
+        self.http_error: str | None = None
+        self._http_lock = asyncio.Lock()
 
     @property
     def socket_path(self) -> Path:
@@ -87,6 +90,10 @@ class DaemonServer:
     @property
     def in_flight_count(self) -> int:
         return len(self.in_flight)
+
+    @property
+    def http_url(self) -> str | None:
+        return self.http.url if self.http is not None else None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def request_stop(self, reason: str) -> None:
@@ -98,7 +105,9 @@ class DaemonServer:
         if self._idle_handle is not None:
             self._idle_handle.cancel()
             self._idle_handle = None
-        if self.connections == 0 and self.idle_exit_secs > 0:
+        # A daemon whose HTTP listener is up does not exit on idle: its URL must stay reachable, and
+        # nothing would start it again for an HTTP client (docs/daemon.md, "Idle exit").
+        if self.connections == 0 and self.idle_exit_secs > 0 and self.http is None:
             loop = asyncio.get_running_loop()
             self._idle_handle = loop.call_later(
                 self.idle_exit_secs, self.request_stop, f"idle for {self.idle_exit_secs:g} s"
@@ -113,9 +122,10 @@ class DaemonServer:
             self.request_stop(f"signal {_early_signal.name} (before the loop started)")
         self._server = await asyncio.start_unix_server(self._on_connection, sock=self.guard.sock)
         log.info("daemon %s listening on %s (pid %d)", self.runtime.version, self.guard.path, os.getpid())
-        self._arm_idle_timer()
         self.runtime.start_background_load()
         await self.start_http()
+        # Armed once the listener is up (or failed): its start-up must not count as idle time.
+        self._arm_idle_timer()
         await self._stop.wait()
         # Drain: stop accepting, let in-flight requests finish, then release the socket and the lock.
         self._server.close()
@@ -128,24 +138,74 @@ class DaemonServer:
         log.info("stopped")
 
     async def start_http(self) -> None:
-        """Start the HTTP listener when ``[http] enabled``; a listener that cannot start is logged and the
-        socket keeps serving."""
+        """Start the HTTP listener when ``[http] enabled``; a listener that cannot start is logged (and
+        reported by ``status``) and the socket keeps serving."""
+        from hallouminate.http.listener import HttpListener, remove_stale_endpoint
+
+        remove_stale_endpoint(self.guard.path)
         settings = self.runtime.settings.http
         if not settings.enabled:
             return
-        from hallouminate.http.listener import HttpListener
-
-        self.http = HttpListener(self.dispatcher, self.guard.path)
-        try:
-            await self.http.start(settings, settings.root or Path.home())
-        except Exception:
-            log.exception("the HTTP listener did not start")
-            self.http = None
+        # Held while it starts: an `http_reload` meanwhile waits for this start instead of racing it.
+        async with self._http_lock:
+            listener = HttpListener(self.dispatcher, self.guard.path)
+            try:
+                await listener.start(settings, settings.root or Path.home())
+            except Exception as exc:
+                self.http_error = exc.message if isinstance(exc, HallouminateError) else f"{exc}"
+                log.error("the HTTP listener did not start: %s", self.http_error)
+                return
+            self.http = listener
 
     async def stop_http(self) -> None:
-        if self.http is not None:
-            await self.http.stop()
-            self.http = None
+        async with self._http_lock:
+            if self.http is not None:
+                await self.http.stop()
+                self.http = None
+
+    async def reload_http(self) -> str | None:
+        """Apply the baseline config's ``[http]`` as it is now (``http enable``, ``port set``): stop, start
+        or restart the listener; its URL, or None when disabled. A new listener that cannot start leaves
+        the one running (if any) serving, and the error says so."""
+        from hallouminate.config import load_baseline
+        from hallouminate.http.listener import HttpListener
+
+        async with self._http_lock:
+            if self._stop.is_set():  # stop_http has run or is waiting for the lock: start nothing
+                raise Unavailable("the daemon is shutting down; run the command again once it has stopped")
+            settings = (await asyncio.to_thread(load_baseline)).settings.http
+            root = settings.root or Path.home()
+            old = self.http
+            if not settings.enabled:
+                if old is not None:
+                    await old.stop()
+                self.http, self.http_error = None, None
+            elif old is None or not old.serves(settings, root):
+                # The same address must be freed first; another one is taken before the old is let go.
+                same = old is not None and (old.settings.host, old.settings.port) == (
+                    settings.host,
+                    settings.port,
+                )
+                if same:
+                    await old.stop()
+                    self.http = old = None
+                listener = HttpListener(self.dispatcher, self.guard.path)
+                try:
+                    await listener.start(settings, root)
+                except HallouminateError as exc:
+                    log.error("the HTTP listener did not start: %s", exc.message)
+                    if old is None:  # nothing listens now: `status` says why
+                        self.http_error = exc.message
+                    else:
+                        raise type(exc)(
+                            f"{exc.message} (the listener keeps serving on {old.url})", exc.data
+                        ) from exc
+                    raise
+                if old is not None:
+                    await old.stop()
+                self.http, self.http_error = listener, None
+            self._arm_idle_timer()
+            return self.http_url
 
     # -- connections -------------------------------------------------------------------------------
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

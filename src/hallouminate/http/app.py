@@ -35,7 +35,11 @@ def _faces(ctx: HttpContext) -> list[Face]:
     from hallouminate.shim.server import build_server
 
     settings = ctx.settings
-    built: list[tuple[str, Any]] = [("/mcp", build_server(cwd=ctx.root, link=ctx.link)[0])]
+    built: list[tuple[str, Any]] = [
+        ("/mcp", build_server(cwd=ctx.root, link=ctx.link)[0]),
+        # KuraDB's face: its dbs are the corpora of [http] root (docs/kuradb-face.md).
+        ("/kuradb/mcp", build_server(cwd=ctx.root, dialect="kuradb", link=ctx.link)[0]),
+    ]
     if settings.kb_path is not None:
         server, _link = build_server(dialect="grooveseek", kb_path=settings.kb_path, link=ctx.link)
         built.append(("/grooveseek/mcp", server))
@@ -61,11 +65,13 @@ async def healthz(request: Request) -> Response:
 def build_app(ctx: HttpContext) -> Starlette:
     from hallouminate.http import rest, ui
     from hallouminate.http.guard import Guard
+    from hallouminate.http.negotiate import JsonOrSse
 
     faces = _faces(ctx)
     routes: list[BaseRoute] = [Route("/healthz", healthz, methods=["GET"])]
     for face in faces:
-        routes.append(Route(face.path, StreamableHTTPASGIApp(face.manager)))
+        # JSON or SSE as the client's Accept asks (http/negotiate.py).
+        routes.append(Route(face.path, JsonOrSse(StreamableHTTPASGIApp(face.manager))))
     routes += rest.routes(ctx)
     routes += ui.routes(ctx)
 

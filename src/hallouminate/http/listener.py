@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import socket
+from dataclasses import replace
 from pathlib import Path
 
 import uvicorn
 
 from hallouminate.config.types import HttpSettings
+from hallouminate.errors import Conflict, FilesystemFault
 from hallouminate.http.app import build_app
 from hallouminate.http.context import HttpContext
 from hallouminate.http.local import Dispatcher
@@ -40,18 +43,31 @@ class HttpListener:
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self.url: str | None = None
+        # What it serves (the port it bound filled in), and from which root, while it listens.
+        self.settings: HttpSettings | None = None
+        self.root: Path | None = None
+
+    def serves(self, settings: HttpSettings, root: Path) -> bool:
+        """Whether it listens with ``settings`` already (no port asked for: the one it has will do)."""
+        if self.settings is None or self.root != root:
+            return False
+        return replace(settings, port=settings.port or self.settings.port) == self.settings
 
     async def start(self, settings: HttpSettings, root: Path) -> str:
-        sock = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((settings.host, settings.port or 0))
-        sock.listen(128)
-        sock.setblocking(False)
+        sock = _bound_socket(settings)
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         app = build_app(HttpContext(self._dispatcher, settings, root))
+        from hallouminate.http.connection import GuardedH11Protocol
+
         config = uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            # Read deadlines and a connection cap (slowloris): http/connection.py.
+            http=GuardedH11Protocol,
         )
         self._server = _Server(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]))
@@ -61,6 +77,7 @@ class HttpListener:
                 raise RuntimeError("the HTTP listener stopped before it started")
             await asyncio.sleep(0.01)
         self.url = f"http://{host}:{port}"
+        self.settings, self.root = replace(settings, port=port), root
         tmp = self._endpoint.with_name(self._endpoint.name + ".tmp")
         tmp.write_text(self.url + "\n")
         os.replace(tmp, self._endpoint)
@@ -68,8 +85,10 @@ class HttpListener:
         return self.url
 
     async def stop(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self._endpoint.unlink()
+        # Only its own URL: a listener started in its place (`port set`) may have written the file already.
+        with contextlib.suppress(OSError):
+            if self._endpoint.read_text().strip() == self.url:
+                self._endpoint.unlink()
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             with contextlib.suppress(Exception):
@@ -78,3 +97,44 @@ class HttpListener:
         if self.url is not None:
             log.info("HTTP listener on %s stopped", self.url)
         self.url = None
+        self.settings = self.root = None
+
+
+def remove_stale_endpoint(daemon_socket: Path) -> None:
+    """At the daemon's start (it holds the socket's lock, so no other daemon listens): an endpoint file
+    left by a daemon that was killed names a dead URL."""
+    with contextlib.suppress(FileNotFoundError):
+        endpoint_file_for(daemon_socket).unlink()
+
+
+def _bound_socket(settings: HttpSettings) -> socket.socket:
+    """A listening socket on ``settings``' address; a port in use or an address not on this machine is
+    an error saying which and what to do."""
+    port = settings.port or 0
+    sock = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((settings.host, port))
+        sock.listen(128)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        where = f"{settings.host} port {port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise Conflict(
+                f"cannot listen on {where}: the port is already in use by another program; choose another "
+                "with `hallouminate port set N`, or `hallouminate port clear` for a random free port",
+                {"host": settings.host, "port": port, "problem": "port_in_use"},
+            ) from exc
+        if exc.errno == errno.EACCES:
+            raise Conflict(
+                f"cannot listen on {where}: permission denied (ports below 1024 need privileges); choose a "
+                "port from 1024 with `hallouminate port set N`",
+                {"host": settings.host, "port": port, "problem": "port_forbidden"},
+            ) from exc
+        raise FilesystemFault(
+            f"cannot listen on {where}: {exc.strerror or exc}; check [http] host (an address of this "
+            "machine) in the baseline config",
+            {"host": settings.host, "port": port},
+        ) from exc
+    return sock

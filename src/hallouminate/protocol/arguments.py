@@ -11,7 +11,7 @@ from typing import Literal, NotRequired, TypedDict, final
 
 @final
 class NoArgs(TypedDict):
-    """``ping``, ``status``, ``shutdown``, ``list_corpora``."""
+    """``ping``, ``status``, ``shutdown``, ``http_reload``, ``list_corpora``."""
 
 
 @final
@@ -179,3 +179,14 @@ class ReadResourceArgs(TypedDict):
     """``read_resource``: a ``kb://`` URI (``resource_groups`` takes ``NoArgs``)."""
 
     uri: str
+
+
+@final
+class SearchRagArgs(TypedDict):
+    """``search_rag``: the KuraDB face's retrieval (search/rag.py; docs/kuradb-face.md): one corpus, each
+    mode (``keyword``: BM25 alone, ``semantic``: vectors alone) up to ``limit`` chunks; no mode: both."""
+
+    corpus: str
+    query: str
+    mode: NotRequired[Literal["keyword", "semantic"]]
+    limit: NotRequired[int]

@@ -175,6 +175,11 @@ MIN_CONFIDENCE_RATIO_DEFAULT = 1.5
 GROOVESEEK_QUERY_BYTES = 1024
 GROOVESEEK_LIMIT = Range("limit", 1, 1000, default=5)
 
+# -- the KuraDB face's search_rag (search/rag.py; docs/kuradb-face.md) ------------------------------------
+# limit: chunks per mode (keyword, semantic), default 10, 1-100 (KuraDB's; refused outside, not clamped).
+RAG_LIMIT = Range("limit", 1, 100, default=10)
+RAG_MODES = ("keyword", "semantic")
+
 # -- get_best_practice (browse/best_practice.py) -----------------------------------------------------------
 # target replaces {target} in a path template: one file-name part (no '/', '..' or control characters).
 BEST_PRACTICE_TARGET_CHARS = Range("target", 1, 255, "characters")
@@ -194,3 +199,6 @@ GRAPH_EXCLUDE_PATHS = Range("exclude_paths", 0, 64)
 # A node's snippet: its chunk's text, whitespace folded, cut at this many characters (+ "…").
 GRAPH_SNIPPET_CHARS = 200
 GRAPH_ANY_INT = 2**53 - 1
+
+# -- the HTTP listener ([http] port; `hallouminate port set N`) -------------------------------------------
+HTTP_PORT = Range("port", 1, 65535)

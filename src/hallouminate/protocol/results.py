@@ -557,6 +557,10 @@ class CorpusStatsResult(TypedDict):
     indexed_files: int
     total_chunks: int
     last_indexed_ms: int | None
+    # When the oldest chunk the index holds for the corpus was written (null when nothing is indexed): the
+    # time its index was built, later only once every file has been re-indexed since (a forced rebuild).
+    # The KuraDB face's createAt (docs/kuradb-face.md).
+    first_indexed_ms: NotRequired[int | None]
     # Files on disk with no rows and no recorded problem: an index run would pick them up.
     unindexed_files: int
     # Files the indexer skipped for a reason (binary, empty, too large, ...): re-indexing cannot help.
@@ -749,12 +753,47 @@ class StatusResult(RuntimeStatus):
     connections: int
     in_flight: int
     idle_exit_secs: float
+    # The HTTP listener's base URL while it listens; why it does not, when [http] enabled it and it
+    # could not start (docs/http.md).
+    http_url: NotRequired[str]
+    http_error: NotRequired[str]
+
+
+class HttpReloadResult(TypedDict):
+    """``http_reload``: the listener's base URL after the baseline's ``[http]`` was applied; None when
+    HTTP is disabled."""
+
+    url: str | None
 
 
 # Any operation's result (the dispatcher's handlers return one of these).
+# -- search_rag: the KuraDB face's retrieval (search/rag.py; docs/kuradb-face.md) --------------------------
+class RagMatch(TypedDict):
+    # The chunk's ordinal in its file (0 = the file's first chunk).
+    chunk: int
+    # The chunk's whole stored text.
+    content: str
+
+
+class RagSource(TypedDict):
+    """One file's chunks among a mode's hits: its absolute path, its chunks best first."""
+
+    source: str
+    matches: list[RagMatch]
+
+
+class SearchRagResult(TypedDict):
+    """Each mode that ran: its chunks grouped by file, files in the order of their best chunk. A mode
+    that did not run is absent."""
+
+    keyword: NotRequired[list[RagSource]]
+    semantic: NotRequired[list[RagSource]]
+
+
 OpResult = (
     GroundResult
     | SearchResult
+    | SearchRagResult
     | IndexResult
     | BestPracticeResult
     | ListCorporaResult
@@ -774,4 +813,5 @@ OpResult = (
     | PingResult
     | ShutdownResult
     | StatusResult
+    | HttpReloadResult
 )

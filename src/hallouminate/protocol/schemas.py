@@ -43,6 +43,8 @@ from hallouminate.protocol.limits import (
     PATH_CHARS,
     PHRASE_CHARS,
     QUERY_CHARS,
+    RAG_LIMIT,
+    RAG_MODES,
     REPLACE_LINE,
     REPLACE_MATCH_CHARS,
     SCAN_CAP,
@@ -152,6 +154,8 @@ ARGS: dict[str, dict[str, Any]] = {
     "ping": {"type": "object", "properties": {}, "additionalProperties": False},
     "status": {"type": "object", "properties": {}, "additionalProperties": False},
     "shutdown": {"type": "object", "properties": {}, "additionalProperties": False},
+    # Re-read the baseline config's [http] and stop, start or restart the listener (the CLI's `http`, `port`).
+    "http_reload": {"type": "object", "properties": {}, "additionalProperties": False},
     "index": {
         "type": "object",
         "properties": {
@@ -828,6 +832,7 @@ RESULTS: dict[str, dict[str, Any]] = {
             "indexed_files": {"type": "integer"},
             "total_chunks": {"type": "integer"},
             "last_indexed_ms": {"type": ["integer", "null"]},
+            "first_indexed_ms": {"type": ["integer", "null"]},
             "unindexed_files": {"type": "integer"},
             "skipped_files": {"type": "integer"},
             "problems": {"type": "array", "items": FILE_PROBLEM},
@@ -1407,4 +1412,49 @@ RESULTS["search"] = {
         "filter_applied": GROUND_RESULT["properties"]["filter_applied"],
     },
     "required": ["results", "low_confidence", "filter_applied"],
+}
+
+# -- search_rag: the KuraDB face's retrieval (search/rag.py; docs/kuradb-face.md) --------------------------
+# The face's own check (shim/kuradb.py) speaks KuraDB's parameter names (db, q); these are the daemon's.
+ARGS["search_rag"] = {
+    "type": "object",
+    "properties": {
+        "corpus": {**CORPUS_PROP, "description": "The corpus to search (a name list_corpora gives)."},
+        "query": {"type": "string", **QUERY_CHARS.length_schema(), "description": "What to look for."},
+        "mode": {
+            "type": "string",
+            "enum": list(RAG_MODES),
+            "description": "keyword: BM25 alone; semantic: vectors alone; omitted: both.",
+        },
+        "limit": {
+            "type": "integer",
+            **RAG_LIMIT.integer_schema(),
+            "default": RAG_LIMIT.default,
+            "description": f"Chunks per mode (default {RAG_LIMIT.default}).",
+        },
+    },
+    "required": ["corpus", "query"],
+    "additionalProperties": False,
+}
+_RAG_SOURCES: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "source": {"type": "string"},
+            "matches": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"chunk": {"type": "integer", "minimum": 0}, "content": {"type": "string"}},
+                    "required": ["chunk", "content"],
+                },
+            },
+        },
+        "required": ["source", "matches"],
+    },
+}
+RESULTS["search_rag"] = {
+    "type": "object",
+    "properties": {"keyword": _RAG_SOURCES, "semantic": _RAG_SOURCES},
 }

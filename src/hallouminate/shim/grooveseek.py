@@ -9,18 +9,11 @@ is one corpus of its own, ``kb`` (no ``init-repo``). The same daemon serves both
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESULTS
-
-DIALECTS = ("hallouminate", "grooveseek")
-
-# One daemon call of a face tool: (op, args) -> the op's result.
-Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+from hallouminate.shim.face import Call, FaceTool
 
 INSTRUCTIONS = """\
 This server is a GrooveSeek-compatible face of hallouminate: semantic + keyword search over one local \
@@ -34,26 +27,12 @@ best-practice page; `rebuild_index` re-scans the knowledge base after many files
 are normally picked up on their own).
 
 What it is not: it is read-only over the knowledge base (no tool writes a document), it keeps no \
-conversation memory, session or profile, and it has no code intelligence. When `search` answers with \
+conversation memory, session or profile, and it has no code intelligence: source files the knowledge base \
+is configured to index are searched as text, with no code navigation (no references, types, call graphs \
+or builds). When `search` answers with \
 `low_confidence: true`, or with nothing, say the knowledge base is silent rather than answering from \
 general knowledge.
 """
-
-
-@dataclass(frozen=True)
-class FaceTool:
-    """One GrooveSeek tool: its published schemas and annotations, and how it runs on the daemon."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    run: Callable[[Call, dict[str, Any]], Awaitable[Any]]
-    read_only: bool = True
-    destructive: bool = False
-    idempotent: bool = True
-    # The op the tool mostly calls: named in logs; ``index`` gets progress notifications.
-    op: str = ""
 
 
 def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -283,8 +262,3 @@ FACE_TOOLS: dict[str, FaceTool] = {
         ),
     )
 }
-
-
-def render(result: Any) -> str:
-    """A face answer as text: its JSON (GrooveSeek's clients read the text block)."""
-    return json.dumps(result, ensure_ascii=False, indent=2)

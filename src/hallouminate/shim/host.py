@@ -119,11 +119,11 @@ async def _rehearse() -> None:
     from mcp.shared.memory import create_client_server_memory_streams
 
     from hallouminate.protocol.validation import validate_args
-    from hallouminate.shim.grooveseek import FACE_TOOLS
-    from hallouminate.shim.server import build_server
-    from hallouminate.shim.tools import TOOLS
+    from hallouminate.shim.server import DIALECTS, FACES, build_server
 
-    for server, link in (build_server(), build_server(dialect="grooveseek", kb_path=Path("/"))):  # both faces
+    # Every face (the knowledge base path only names GrooveSeek's scope: nothing is called).
+    built = [build_server(dialect=dialect, kb_path=Path("/")) for dialect in DIALECTS]
+    for server, link in built:
         async with (
             create_client_server_memory_streams() as (client_streams, server_streams),
             anyio.create_task_group() as tg,
@@ -134,8 +134,7 @@ async def _rehearse() -> None:
                 await session.list_tools()
             tg.cancel_scope.cancel()
         await link.close()
-    schemas = [(spec.name, spec.input_schema) for spec in TOOLS.values()]
-    schemas += [(tool.name, tool.input_schema) for tool in FACE_TOOLS.values()]
+    schemas = [(tool.name, tool.input_schema) for face in FACES.values() for tool in face.tools.values()]
     for name, schema in schemas:  # compile every argument validator once
         with contextlib.suppress(HallouminateError):
             validate_args(schema, {}, name)

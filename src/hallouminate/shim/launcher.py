@@ -66,8 +66,8 @@ def _recv_line(conn: socket.socket) -> bytes:
 def hand_off(host_socket: Path, face: dict[str, str] | None = None) -> int | None:
     """Give our stdio to the host's shim and wait for it; its exit code, or None if no host took it.
 
-    ``face``: which face the shim serves (``dialect``, and ``kb_path`` for GrooveSeek's), as ``serve``'s
-    flags said; absent: ours."""
+    ``face``: which face the shim serves (``dialect``: hallouminate, grooveseek or kuradb, and ``kb_path``
+    for GrooveSeek's), as ``serve``'s flags said; absent: ours."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(str(host_socket))

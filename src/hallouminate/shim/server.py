@@ -6,9 +6,10 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 import anyio
 from mcp import MCPError
@@ -30,27 +31,12 @@ from hallouminate.errors import BadRequest, Bug, HallouminateError
 from hallouminate.protocol.cwd import canonical_cwd
 from hallouminate.protocol.results import ProgressEvent
 from hallouminate.protocol.validation import validate_args
-from hallouminate.render import (
-    render_backlinks,
-    render_best_practice,
-    render_corpora,
-    render_delete,
-    render_document,
-    render_files,
-    render_graph,
-    render_ground,
-    render_index,
-    render_move,
-    render_read,
-    render_stats,
-    render_topics,
-    render_tree,
-    render_write,
-)
 from hallouminate.shim.errors import to_mcp_error
-from hallouminate.shim.grooveseek import DIALECTS, FACE_TOOLS
+from hallouminate.shim.face import Call
+from hallouminate.shim.grooveseek import FACE_TOOLS as GROOVESEEK_TOOLS
 from hallouminate.shim.grooveseek import INSTRUCTIONS as GROOVESEEK_INSTRUCTIONS
-from hallouminate.shim.grooveseek import render as render_face
+from hallouminate.shim.kuradb import INSTRUCTIONS as KURADB_INSTRUCTIONS
+from hallouminate.shim.kuradb import TOOLS as KURADB_TOOLS
 from hallouminate.shim.link import Link
 from hallouminate.shim.prompts import prompt_handlers
 from hallouminate.shim.resources import KbResources
@@ -79,29 +65,11 @@ Every call needs `cwd`: the absolute path of the checkout you are working in. It
 its configuration and its wiki.
 
 What it is not: it keeps no conversation memory (nothing you say is stored unless written as a page), \
-and it has no code intelligence (it does not parse, search or understand source code; use your code \
-tools for that). When it finds nothing relevant (a `ground` result with `low_confidence: true`, shown as \
+and it has no code intelligence: it can search the source files a corpus is configured to index, as \
+text (chunked by definition), but it does no code navigation (no references, types, call graphs or \
+builds; use your code tools for that). When it finds nothing relevant (a `ground` result with `low_confidence: true`, shown as \
 a `weak-match` warning), say the knowledge base is silent rather than guessing.
 """
-
-# Each takes the operation's result type (protocol/results.py); the daemon's answer arrives untyped.
-RENDERERS: dict[str, Callable[[Any], str]] = {
-    "ground": render_ground,
-    "index": render_index,
-    "get_best_practice": render_best_practice,
-    "list_corpora": render_corpora,
-    "list_files": render_files,
-    "list_tree": render_tree,
-    "read_markdown": render_read,
-    "corpus_stats": render_stats,
-    "list_topics": render_topics,
-    "backlinks": render_backlinks,
-    "get_connection_graph": render_graph,
-    "add_markdown": render_write,
-    "delete_markdown": render_delete,
-    "move_markdown": render_move,
-    "get_document": render_document,
-}
 
 
 class DaemonLink:
@@ -218,72 +186,9 @@ class McpProgress:
             await self._task
 
 
-def build_server(
-    socket: Path | None = None,
-    cwd: Path | None = None,
-    *,
-    dialect: str = "hallouminate",
-    kb_path: Path | None = None,
-    link: Link | None = None,
-) -> tuple[Server[Any], Link]:
-    """The MCP server of one face: ours (``hallouminate``; ``cwd``: the resources' directory, else where
-    we started), or GrooveSeek's over the knowledge base ``kb_path`` (``grooveseek``; shim/grooveseek.py).
-
-    ``link``: how calls reach the daemon; by default a socket connection to the daemon on ``socket``
-    (the stdio shim). The HTTP transport passes the daemon's own dispatcher (http/local.py)."""
-    if link is None:
-        link = DaemonLink(socket)
-    if dialect == "grooveseek":
-        if kb_path is None:
-            raise ValueError("the grooveseek face needs a knowledge base path")
-        return _build_grooveseek(link, kb_path)
-    if dialect != "hallouminate":
-        raise ValueError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}")
-    # The kb:// resources take no cwd in MCP: the directory the host started us in (or ``cwd``), plain.
-    # A start directory since removed: "/", a scope with no corpus, whose resource list is empty.
-    resources = KbResources(link.connection, cwd if cwd is not None else (_start_dir() or "/"), kb=False)
-
-    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return _listing(TOOLS.values())
-
-    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
-        spec = TOOLS.get(params.name)
-        if spec is None:
-            raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(TOOLS)}"))
-        arguments = dict(params.arguments or {})
-
-        async def run() -> Any:
-            validate_args(spec.input_schema, arguments, f"{spec.name} arguments")
-            # cwd is checked and canonicalised here, before anything is sent to the daemon.
-            cwd = str(canonical_cwd(arguments.pop("cwd", None)))
-            return await link.call_op(
-                spec.op, cwd, arguments, idempotent=spec.idempotent, session=ctx.session
-            )
-
-        result = await _as_mcp(params.name, run)
-        if not isinstance(result, dict):
-            raise to_mcp_error(Bug(f"the daemon returned a malformed {spec.name} result"))
-        text = RENDERERS[spec.op](result)
-        return CallToolResult(content=[TextContent(text=text)], structured_content=result, is_error=False)
-
-    # The prompts take no cwd: their text names the directory the MCP host started us in, as a hint.
-    prompts = prompt_handlers("hallouminate", _start_dir())
-    server: Server[Any] = Server(
-        "hallouminate",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_prompts=prompts.on_list_prompts,
-        on_get_prompt=prompts.on_get_prompt,
-        **resources.handlers(),
-    )
-    return server, link
-
-
-class _Listed(Protocol):
-    """What a face publishes of a tool in ``tools/list`` (shim/tools.py ``ToolSpec``, shim/grooveseek.py
-    ``FaceTool``)."""
+class _FaceTool(Protocol):
+    """What a face publishes of a tool in ``tools/list`` and how it runs (shim/tools.py ``ToolSpec``,
+    shim/face.py ``FaceTool``)."""
 
     @property
     def name(self) -> str: ...
@@ -299,9 +204,160 @@ class _Listed(Protocol):
     def destructive(self) -> bool: ...
     @property
     def idempotent(self) -> bool: ...
+    @property
+    def check(self) -> Callable[[dict[str, Any]], None] | None: ...
+
+    def run(self, call: Call, args: dict[str, Any]) -> Awaitable[Any]: ...
+
+    def text(self, result: Any) -> str: ...
 
 
-def _listing(tools: Iterable[_Listed]) -> ListToolsResult:
+# Where a face's calls take their cwd: from each call's own ``cwd`` argument (ours), or the face's scope
+# directory (GrooveSeek's knowledge base, KuraDB's served directory).
+Scope = Literal["argument", "directory", "knowledge_base"]
+
+
+@dataclass(frozen=True)
+class FaceSpec:
+    """One MCP face: everything that differs between faces. ``build_server`` wires any of them the same way
+    (tools/list, tools/call, the link to the daemon), so no face has a copy of that wiring."""
+
+    server_name: str
+    instructions: str
+    tools: Mapping[str, _FaceTool]
+    scope: Scope
+    # The dialect whose prompts the face serves (shim/prompts.py), or None: no prompts.
+    prompts: str | None
+    # Whether the face serves the kb:// resources of its scope (shim/resources.py).
+    resources: bool
+    # How a refused or failed call is answered: a JSON-RPC error (ours, GrooveSeek's: caller mistakes
+    # -32602, faults -32603), or a tool result with ``isError`` and the message as its text (KuraDB's).
+    tool_errors: bool
+
+
+FACES: dict[str, FaceSpec] = {
+    "hallouminate": FaceSpec(
+        server_name="hallouminate",
+        instructions=INSTRUCTIONS,
+        tools=TOOLS,
+        scope="argument",
+        prompts="hallouminate",
+        resources=True,
+        tool_errors=False,
+    ),
+    "grooveseek": FaceSpec(
+        server_name="hallouminate-grooveseek",
+        instructions=GROOVESEEK_INSTRUCTIONS,
+        tools=GROOVESEEK_TOOLS,
+        scope="knowledge_base",
+        prompts="grooveseek",
+        resources=True,
+        tool_errors=False,
+    ),
+    "kuradb": FaceSpec(
+        server_name="hallouminate-kuradb",
+        instructions=KURADB_INSTRUCTIONS,
+        tools=KURADB_TOOLS,
+        scope="directory",
+        prompts=None,
+        resources=False,
+        tool_errors=True,
+    ),
+}
+DIALECTS = tuple(FACES)
+
+
+def build_server(
+    socket: Path | None = None,
+    cwd: Path | None = None,
+    *,
+    dialect: str = "hallouminate",
+    kb_path: Path | None = None,
+    link: Link | None = None,
+) -> tuple[Server[Any], Link]:
+    """The MCP server of one face (``FACES``): ours (``hallouminate``), GrooveSeek's over the knowledge base
+    ``kb_path`` (``grooveseek``; shim/grooveseek.py) or KuraDB's (``kuradb``; shim/kuradb.py).
+
+    ``cwd``: the scope of what takes no cwd argument (our kb:// resources, KuraDB's corpora); default the
+    directory we started in. ``link``: how calls reach the daemon; by default a socket connection to the
+    daemon on ``socket`` (the stdio shim). The HTTP transport passes the daemon's own dispatcher
+    (http/local.py)."""
+    face = FACES.get(dialect)
+    if face is None:
+        raise ValueError(f"unknown dialect {dialect!r}; dialects: {', '.join(DIALECTS)}")
+    if face.scope == "knowledge_base":
+        if kb_path is None:
+            raise ValueError(f"the {dialect} face needs a knowledge base path")
+        scope, kb = str(kb_path), True
+    else:
+        # A start directory since removed: "/", a scope with no corpus (our resource list is empty).
+        scope, kb = str(cwd) if cwd is not None else (_start_dir() or "/"), False
+    if link is None:
+        link = DaemonLink(socket)
+    daemon = link
+    tools = face.tools
+
+    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+        return _listing(tools.values())
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:  # a protocol error on every face: there is no tool to answer as
+            raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(tools)}"))
+        arguments = dict(params.arguments or {})
+
+        async def run() -> Any:
+            if tool.check is not None:
+                tool.check(arguments)
+            else:
+                validate_args(tool.input_schema, arguments, f"{tool.name} arguments")
+            cwd = scope
+            if face.scope == "argument":
+                # cwd is checked and canonicalised here, before anything is sent to the daemon.
+                cwd = str(canonical_cwd(arguments.pop("cwd", None)))
+
+            async def call(op: str, args: dict[str, Any]) -> Any:
+                return await daemon.call_op(
+                    op, cwd, args, idempotent=tool.idempotent, kb=kb, session=ctx.session
+                )
+
+            result = await tool.run(call, arguments)
+            if tool.output_schema is not None and not isinstance(result, dict):
+                raise Bug(f"the daemon returned a malformed {tool.name} result")
+            return result
+
+        try:
+            result = await _as_mcp(params.name, run)
+        except MCPError as exc:
+            if not face.tool_errors:
+                raise
+            # KuraDB's convention: the call's error is its result, flagged, with the message as text.
+            return CallToolResult(content=[TextContent(text=exc.error.message)], is_error=True)
+        structured = result if tool.output_schema is not None else None
+        return CallToolResult(
+            content=[TextContent(text=tool.text(result))], structured_content=structured, is_error=False
+        )
+
+    handlers: dict[str, Any] = {}
+    if face.prompts is not None:
+        # The prompts take no cwd: our face's text names the directory the MCP host started us in.
+        prompts = prompt_handlers(face.prompts, _start_dir() if face.scope == "argument" else None)
+        handlers.update(on_list_prompts=prompts.on_list_prompts, on_get_prompt=prompts.on_get_prompt)
+    if face.resources:
+        # The kb:// resources take no cwd in MCP: the face's scope, as every call of GrooveSeek's face.
+        handlers.update(KbResources(link.connection, scope, kb=kb).handlers())
+    server: Server[Any] = Server(
+        face.server_name,
+        version=__version__,
+        instructions=face.instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        **handlers,
+    )
+    return server, link
+
+
+def _listing(tools: Iterable[_FaceTool]) -> ListToolsResult:
     return ListToolsResult(
         tools=[
             Tool(
@@ -333,51 +389,6 @@ async def _as_mcp(name: str, run: Callable[[], Awaitable[Any]]) -> Any:
     except Exception as exc:
         log.exception("tool %s failed", name)
         raise to_mcp_error(Bug(f"{name} failed in the MCP server: {type(exc).__name__}: {exc}")) from None
-
-
-def _build_grooveseek(link: Link, kb_path: Path) -> tuple[Server[Any], Link]:
-    """GrooveSeek's six tools over one knowledge base: every call is sent with cwd = ``kb_path`` and
-    ``kb: true``. Errors are JSON-RPC errors, as GrooveSeek answers them (caller mistakes -32602, faults
-    -32603; docs/grooveseek-face.md, "Errors")."""
-    cwd = str(kb_path)
-    # The kb:// resources of this knowledge base (shim/resources.py), as every call: (kb_path, kb).
-    resources = KbResources(link.connection, cwd, kb=True)
-
-    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return _listing(FACE_TOOLS.values())
-
-    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
-        tool = FACE_TOOLS.get(params.name)
-        if tool is None:
-            raise to_mcp_error(BadRequest(f"unknown tool {params.name!r}; tools: {', '.join(FACE_TOOLS)}"))
-        arguments = dict(params.arguments or {})
-
-        async def call(op: str, args: dict[str, Any]) -> Any:
-            return await link.call_op(op, cwd, args, idempotent=True, kb=True, session=ctx.session)
-
-        async def run() -> Any:
-            validate_args(tool.input_schema, arguments, f"{tool.name} arguments")
-            return await tool.run(call, arguments)
-
-        result = await _as_mcp(params.name, run)
-        structured = result if tool.output_schema is not None and isinstance(result, dict) else None
-        return CallToolResult(
-            content=[TextContent(text=render_face(result))], structured_content=structured, is_error=False
-        )
-
-    # GrooveSeek's four prompts, naming this face's tools (shim/prompts.py).
-    prompts = prompt_handlers("grooveseek")
-    server: Server[Any] = Server(
-        "hallouminate-grooveseek",
-        version=__version__,
-        instructions=GROOVESEEK_INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_prompts=prompts.on_list_prompts,
-        on_get_prompt=prompts.on_get_prompt,
-        **resources.handlers(),
-    )
-    return server, link
 
 
 def _start_dir() -> str | None:

@@ -4,12 +4,50 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from hallouminate.protocol.limits import CWD_CHARS
 from hallouminate.protocol.published import published
 from hallouminate.protocol.schemas import ARGS, RESULTS
+from hallouminate.render import (
+    render_backlinks,
+    render_best_practice,
+    render_corpora,
+    render_delete,
+    render_document,
+    render_files,
+    render_graph,
+    render_ground,
+    render_index,
+    render_move,
+    render_read,
+    render_stats,
+    render_topics,
+    render_tree,
+    render_write,
+)
+from hallouminate.shim.face import Call
+
+# Each takes the operation's result type (protocol/results.py); the daemon's answer arrives untyped.
+RENDERERS: dict[str, Callable[[Any], str]] = {
+    "ground": render_ground,
+    "index": render_index,
+    "get_best_practice": render_best_practice,
+    "list_corpora": render_corpora,
+    "list_files": render_files,
+    "list_tree": render_tree,
+    "read_markdown": render_read,
+    "corpus_stats": render_stats,
+    "list_topics": render_topics,
+    "backlinks": render_backlinks,
+    "get_connection_graph": render_graph,
+    "add_markdown": render_write,
+    "delete_markdown": render_delete,
+    "move_markdown": render_move,
+    "get_document": render_document,
+}
 
 CWD_PROP: dict[str, Any] = {
     "type": "string",
@@ -40,6 +78,16 @@ class ToolSpec:
     def output_schema(self) -> dict[str, Any] | None:
         full = RESULTS.get(self.op)
         return published(full) if full is not None else None
+
+    # Our tools check their arguments against the input schema (shim/server.py) and name cwd themselves.
+    check = None
+
+    async def run(self, call: Call, args: dict[str, Any]) -> Any:
+        return await call(self.op, args)
+
+    def text(self, result: Any) -> str:
+        """The op's result as the outline an agent reads (render/)."""
+        return RENDERERS[self.op](result)
 
 
 TOOLS: dict[str, ToolSpec] = {

@@ -60,7 +60,7 @@ class _CorpusRows:
 
     def __init__(self, rows: Any, matrix: np.ndarray, row_of: np.ndarray) -> None:
         self.rows = rows
-        self.result_rows = rows.select(RESULT_COLUMNS)  # a view: what searches return of a row
+        self.result_rows = rows.select([*RESULT_COLUMNS, "ordinal"])  # a view: what searches return of a row
         self.matrix = matrix
         self.row_of = row_of
         self.masks: dict[tuple[str, float], np.ndarray | None] = {}
@@ -245,7 +245,7 @@ class AsyncReader:
         rows: list[dict[str, Any]] = (  # LanceDB's rows: the result columns and its ``_distance``
             await builder.distance_type("cosine")
             .where(sql.in_list("corpus", corpora))
-            .select([*RESULT_COLUMNS, "_distance"])
+            .select([*RESULT_COLUMNS, "ordinal", "_distance"])
             .limit(limit)
             .to_list()
         )
@@ -386,7 +386,11 @@ class AsyncReader:
             return []
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) > self._in_memory_rows:
-            found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+            found = (
+                table.query()
+                .where(sql.in_list("id", [i for i, _ in hits]))
+                .select([*RESULT_COLUMNS, "ordinal"])
+            )
             by_id: dict[str, ChunkRow] = {row["id"]: row for row in await found.to_list()}
             # A hit whose row a concurrent commit just removed is skipped, never invented.
             return [{**by_id[i], "score": score} for i, score in hits if i in by_id]
@@ -486,7 +490,11 @@ class AsyncReader:
                     {**row, "score": s} for row, s in zip(_take(loaded, places), scores, strict=True)
                 ]
             else:
-                found = table.query().where(sql.in_list("id", [i for i, _ in hits])).select(RESULT_COLUMNS)
+                found = (
+                    table.query()
+                    .where(sql.in_list("id", [i for i, _ in hits]))
+                    .select([*RESULT_COLUMNS, "ordinal"])
+                )
                 by_id: dict[str, ChunkRow] = {row["id"]: row for row in await found.to_list()}
                 rows = [
                     {**by_id[i], "score": s}
@@ -553,7 +561,7 @@ class AsyncReader:
             rows: list[dict[str, Any]] = (
                 await builder.distance_type("cosine")
                 .where(" OR ".join(wheres))
-                .select([*RESULT_COLUMNS, "_distance"])
+                .select([*RESULT_COLUMNS, "ordinal", "_distance"])
                 .limit(fetch)
                 .to_list()
             )
