@@ -1,5 +1,5 @@
 """The KuraDB face's clients and checks: the Python SDK's stdio client on ``serve --dialect kuradb``, the
-TypeScript SDK's Streamable HTTP client (``ts_client/streamable_http.mjs``), and what every answer must
+TypeScript SDK's Streamable HTTP client (``support.ts_sdk.ts_http_session``), and what every answer must
 be (a JSON text block equal to ``structuredContent``; errors as tool results)."""
 
 from __future__ import annotations
@@ -7,19 +7,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from support import ts_sdk
 from support.sandbox import Sandbox
-from support.ts_sdk import TS_CLIENT, node
 
 WIKI = "repo:sample:wiki"
 QUESTION = "How does the MCP shim reach the daemon?"
 RFC3339_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-HTTP_SCRIPT = TS_CLIENT / "streamable_http.mjs"
 
 # Each refused search_rag, and the exact message it answers (the same on MCP and REST).
 REFUSALS: dict[str, tuple[dict[str, Any], str]] = {
@@ -92,17 +90,14 @@ def check_search(found: dict[str, Any], modes: Sequence[str], wiki: Path, limit:
 
 
 def ts_http_session(url: str, requests: Sequence[dict[str, Any]], timeout: float = 240) -> dict[str, Any]:
-    """The TypeScript SDK's StreamableHTTPClientTransport on ``url``: one session, ``requests`` in order;
-    what it saw (``streamable_http.mjs``'s output)."""
-    done = subprocess.run(
-        [node(), str(HTTP_SCRIPT)],
-        input=json.dumps({"url": url, "requests": list(requests)}),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=TS_CLIENT,
-    )
-    assert done.returncode == 0, f"the TypeScript client failed ({done.returncode}):\n{done.stderr}"
-    out: dict[str, Any] = json.loads(done.stdout)
-    return out
+    """The TypeScript SDK's StreamableHTTPClientTransport on ``url`` (``support.ts_sdk``'s client, shared
+    with ``/mcp``'s test): one session, ``requests`` in order, ended with DELETE; what it saw."""
+    seen = ts_sdk.ts_http_session(url, requests, terminate=True, timeout=timeout)
+    return {
+        "protocolVersion": seen.protocol_version,
+        "sessionId": seen.session_id,
+        "serverInfo": seen.server_info,
+        "capabilities": seen.capabilities,
+        "instructions": seen.instructions,
+        "responses": seen.responses,
+    }
