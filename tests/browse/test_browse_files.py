@@ -117,6 +117,7 @@ def test_corpus_stats_counts_indexed_and_unindexed(docs: Path) -> None:
         "indexed_files": 3,
         "total_chunks": 7,
         "last_indexed_ms": 2500,
+        "first_indexed_ms": 1000,  # the oldest file state: KuraDB's createAt (list_rag)
         "unindexed_files": 1,  # guides/deep/more.md
         "skipped_files": 0,
         "problems": [],
@@ -126,6 +127,7 @@ def test_corpus_stats_counts_indexed_and_unindexed(docs: Path) -> None:
         "indexed_files": 0,
         "total_chunks": 0,
         "last_indexed_ms": None,
+        "first_indexed_ms": None,
         "unindexed_files": 3,
         "skipped_files": 0,
         "problems": [],

@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 
 from hallouminate.protocol.schemas import ARGS, RESULTS
+from hallouminate.shim.kuradb import TOOLS as KURADB_TOOLS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 TOOL_PAGES = sorted((DOCS / "tools").glob("*.md"))
@@ -28,6 +29,21 @@ TOOL_PAGES = sorted((DOCS / "tools").glob("*.md"))
 _FENCE = re.compile(r"^([ \t]*)```json\n(.*?)^[ \t]*```", re.S | re.M)
 # A shape written inline: `{corpus, files: [{path, absolute_path}]}` or `[{code, message}]`.
 _SHAPE = re.compile(r"`(\{[^`]*\}|\[\{[^`]*\}\])`")
+
+
+def result_schema(tool: str) -> Any:
+    """The result schema a page documents: KuraDB's face's tools are tools of their own (no cwd, their own
+    names), published by the face (docs/kuradb-face.md); every other page is an operation's."""
+    if tool in KURADB_TOOLS:
+        return KURADB_TOOLS[tool].output_schema
+    return RESULTS[tool]
+
+
+def parameters(tool: str) -> set[str]:
+    if tool in KURADB_TOOLS:
+        return set(KURADB_TOOLS[tool].input_schema.get("properties", {}))
+    # cwd is the shim's own argument (docs/mcp.md), added to every tool's published input schema.
+    return {"cwd", *ARGS[tool]["properties"]}
 
 
 def examples(page: Path) -> list[Any]:
@@ -92,12 +108,12 @@ def keys_of(value: Any) -> set[str]:
 
 
 def test_every_tool_with_a_result_schema_has_a_page() -> None:
-    assert sorted(RESULTS) == sorted(page.stem for page in TOOL_PAGES)
+    assert sorted({*RESULTS, *KURADB_TOOLS}) == sorted(page.stem for page in TOOL_PAGES)
 
 
 @pytest.mark.parametrize("page", TOOL_PAGES, ids=lambda p: p.stem)
 def test_each_documented_result_is_valid_against_the_strict_output_schema(page: Path) -> None:
-    schema = strict(RESULTS[page.stem])
+    schema = strict(result_schema(page.stem))
     for value in examples(page):
         errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=str)
         assert not errors, f"{page.name}: " + "; ".join(
@@ -110,7 +126,7 @@ def test_each_property_of_a_result_is_shown_on_its_page(page: Path) -> None:
     shown = {key for value in examples(page) for key in keys_of(value)}
     for shape in _SHAPE.findall(page.read_text()):
         shown |= set(re.findall(r"[A-Za-z_]+", shape))
-    missing = sorted(property_names(RESULTS[page.stem]) - shown)
+    missing = sorted(property_names(result_schema(page.stem)) - shown)
     assert not missing, f"{page.name} shows no example or shape with {missing}"
 
 
@@ -119,8 +135,7 @@ def test_the_parameter_table_lists_exactly_the_published_arguments(page: Path) -
     section = re.search(r"^## Parameters\n(.*?)(?=^## |\Z)", page.read_text(), re.S | re.M)
     assert section, f"{page.name} has no ## Parameters table"
     rows = re.findall(r"^\| `([a-z_]+)` \|", section.group(1), re.M)
-    # cwd is the shim's own argument (docs/mcp.md), added to every tool's published input schema.
-    assert sorted(rows) == sorted({"cwd", *ARGS[page.stem]["properties"]}), page.name
+    assert sorted(rows) == sorted(parameters(page.stem)), page.name
 
 
 def test_a_drifted_example_fails() -> None:

@@ -18,7 +18,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hallouminate import testing_hooks
-from hallouminate.http.guard import INTERNAL_ERROR, REFUSALS, refusal_body
+from hallouminate.http.guard import REFUSALS, SERVER_FULL, refusal_body
 
 HEADER_SECS = 10.0
 BODY_SECS = 30.0
@@ -44,7 +44,7 @@ class GuardedH11Protocol(H11Protocol):
                 f"{MAX_CONNECTIONS} connections are open to this listener, its cap: close idle ones or retry "
                 "in a few seconds",
                 extra=b"retry-after: 5\r\n",
-                code=INTERNAL_ERROR,
+                code=SERVER_FULL,
             )
             return
         self._arm("headers")

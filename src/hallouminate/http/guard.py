@@ -23,16 +23,16 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hallouminate.config.types import HttpSettings
-from hallouminate.errors import ConfigError
+from hallouminate.errors import ConfigError, Unavailable
 from hallouminate.http.ui import PAGE_FILES
 
 log = logging.getLogger("hallouminate.http")
 
-# JSON-RPC codes of the refusal body: INVALID_REQUEST for what the caller can fix, INTERNAL_ERROR for a
-# full server (the MCP SDK's choices for the same refusals).
+# JSON-RPC codes of the refusal body: INVALID_REQUEST for what the caller can fix, a transient fault's
+# code (errors.py, the one mapping) for a full server (the MCP SDK's choices for the same refusals).
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700
-INTERNAL_ERROR = -32603
+SERVER_FULL = Unavailable.family.jsonrpc_code
 LOG_EVERY_SECS = 10.0
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 # CORS for a page on an allowed origin: what it may send and read (the MCP transport's own headers).
@@ -300,7 +300,7 @@ def _explain(status: int, text: str, settings: HttpSettings) -> tuple[str, str, 
             f"{settings.max_sessions} sessions are open, the cap ([http] max_sessions): end the sessions you "
             f"no longer need (DELETE with their Mcp-Session-Id) or retry later: a session idle for "
             f"{settings.session_idle_secs:g} s ([http] session_idle_secs) expires",
-            INTERNAL_ERROR,
+            SERVER_FULL,
         )
     if status == 400 and "missing session id" in lowered:
         return (

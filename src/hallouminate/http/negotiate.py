@@ -15,6 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hallouminate.errors import Unavailable
+
 _BOTH = b"application/json, text/event-stream"
 # Headers of the SSE answer that do not describe a JSON body.
 _STREAM_HEADERS = {b"content-type", b"content-length", b"cache-control", b"connection", b"x-accel-buffering"}
@@ -72,7 +74,10 @@ def _as_json(start: Message, stream: bytes) -> list[Message]:
         response = {
             "jsonrpc": "2.0",
             "id": None,
-            "error": {"code": -32603, "message": "the session ended before the request was answered"},
+            "error": {
+                "code": Unavailable.family.jsonrpc_code,
+                "message": "the session ended before the request was answered; send the request again",
+            },
         }
     data = json.dumps(response, ensure_ascii=False).encode()
     kept = [(name, value) for name, value in start.get("headers", []) if name.lower() not in _STREAM_HEADERS]
