@@ -140,12 +140,15 @@ class DaemonServer:
     async def start_http(self) -> None:
         """Start the HTTP listener when ``[http] enabled``; a listener that cannot start is logged (and
         reported by ``status``) and the socket keeps serving."""
-        from hallouminate.http.listener import HttpListener, remove_stale_endpoint
+        from hallouminate.http.endpoint import remove_stale_endpoint
 
         remove_stale_endpoint(self.guard.path)
         settings = self.runtime.settings.http
         if not settings.enabled:
             return
+        # Only now: the HTTP stack costs a daemon that serves the socket alone nothing (http/endpoint.py).
+        from hallouminate.http.listener import HttpListener
+
         # Held while it starts: an `http_reload` meanwhile waits for this start instead of racing it.
         async with self._http_lock:
             listener = HttpListener(self.dispatcher, self.guard.path)

@@ -18,13 +18,10 @@ from hallouminate.config.types import HttpSettings
 from hallouminate.errors import Conflict, FilesystemFault
 from hallouminate.http.app import build_app
 from hallouminate.http.context import HttpContext
+from hallouminate.http.endpoint import endpoint_file_for
 from hallouminate.http.local import Dispatcher
 
 log = logging.getLogger("hallouminate.http")
-
-
-def endpoint_file_for(daemon_socket: Path) -> Path:
-    return daemon_socket.with_name(daemon_socket.name + ".endpoint")
 
 
 class _Server(uvicorn.Server):
@@ -98,13 +95,6 @@ class HttpListener:
             log.info("HTTP listener on %s stopped", self.url)
         self.url = None
         self.settings = self.root = None
-
-
-def remove_stale_endpoint(daemon_socket: Path) -> None:
-    """At the daemon's start (it holds the socket's lock, so no other daemon listens): an endpoint file
-    left by a daemon that was killed names a dead URL."""
-    with contextlib.suppress(FileNotFoundError):
-        endpoint_file_for(daemon_socket).unlink()
 
 
 def _bound_socket(settings: HttpSettings) -> socket.socket:
