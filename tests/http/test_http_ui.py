@@ -163,12 +163,21 @@ def api_status(world: HttpWorld, query: str = "") -> dict[str, Any]:
 
 def test_status_figures_are_kept_until_a_write(world: HttpWorld) -> None:
     """The band polls every few seconds; ``corpus_stats`` (O(chunks)) runs again only after a write."""
-    first = api_status(world)
-    (corpus,) = first["corpora"]
-    time.sleep(0.5)  # the figures' age must show they were kept, not computed again
-    kept = api_status(world)
-    assert kept["figures_age_secs"] >= 0.5 + first["figures_age_secs"] - 0.05, (first, kept)
+    # Two polls 0.5 s apart: the figures' age must show they were kept, not computed again. A write just
+    # before (an earlier test's, the watcher's) may still be due its one recomputation between the two
+    # (at most every 5 s), so a pair is tried again; figures computed on every poll fail all three.
+    pairs = []
+    for _attempt in range(3):
+        first = api_status(world)
+        time.sleep(0.5)
+        kept = api_status(world)
+        pairs.append((first["figures_age_secs"], kept["figures_age_secs"]))
+        if kept["figures_age_secs"] >= 0.5 + first["figures_age_secs"] - 0.05:
+            break
+    else:
+        raise AssertionError(f"the figures were computed again at every poll: ages {pairs}")
     assert kept["corpora"] == first["corpora"]
+    (corpus,) = first["corpora"]
 
     # A new page, picked up by the watcher: its counters move, the figures follow.
     page = world.repo / ".hallouminate" / "wiki" / "operator-notes.md"
