@@ -53,8 +53,9 @@ def curl(*args: str) -> tuple[dict[str, str], str]:
     return headers, body
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="no curl binary on this machine")
 def test_curl_as_kuradbs_page_shows_it(world: HttpWorld) -> None:
+    # The acceptance asks for curl itself: a machine without it fails here rather than skipping.
+    assert shutil.which("curl"), "curl not found: install it (apt-get install curl) to run this test"
     # BASE="$(cat <endpoint file>)"
     base = subprocess.run(
         ["sh", "-c", f'BASE="$(cat {world.endpoint_file})"; printf %s "$BASE"'],
