@@ -426,6 +426,7 @@ class Runtime:
                 await asyncio.to_thread(self._reopen_store)
 
     def _open_store(self, embedder: Embedder) -> Store:
+        from hallouminate.indexing.chunker import EMBED_TEXT_FORM
         from hallouminate.storage import Store
 
         # The budget the indexer cuts chunks to (the model reads no more): recorded with the table, so a
@@ -436,6 +437,7 @@ class Runtime:
             embedder.dim,
             model_name=self.settings.model_name,
             chunk_tokens=chunk_tokens,
+            text_prep=f"{EMBED_TEXT_FORM}; {embedder.text_prep}",
         )
 
     def _format_limits(self) -> FormatLimits:

@@ -72,23 +72,35 @@ class Embedder:
         self.dim: int = int(self._model.embedding_size)
         # The most tokens the model reads per text, [CLS] and [SEP] included.
         self.max_tokens: int = provisioned.max_tokens if provisioned else _max_tokens_from(directory)
+        # What the model expects before a query / a passage (e5's "query: " / "passage: ").
+        self.query_prefix: str = provisioned.query_prefix if provisioned else ""
+        self.passage_prefix: str = provisioned.passage_prefix if provisioned else ""
+
+    @property
+    def text_prep(self) -> str:
+        """How this embedder prepares texts, recorded with the vectors beside the model's name."""
+        return f"query={self.query_prefix!r} passage={self.passage_prefix!r}"
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, L2-normalised."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
+        if self.passage_prefix:
+            texts = [self.passage_prefix + t for t in texts]
         vectors = list(self._model.passage_embed(texts, batch_size=BATCH_SIZE))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         """``(dim,)`` float32, L2-normalised."""
-        vectors = list(self._model.query_embed(text))
+        vectors = list(self._model.query_embed(self.query_prefix + text))
         return np.asarray(vectors[0], dtype=np.float32).reshape(self.dim)
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """``(len(texts), dim)`` float32, L2-normalised: several queries in one model call."""
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
+        if self.query_prefix:
+            texts = [self.query_prefix + t for t in texts]
         vectors = list(self._model.query_embed(texts, batch_size=len(texts)))
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 

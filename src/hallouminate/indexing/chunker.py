@@ -66,6 +66,12 @@ class MarkdownPage:
     frontmatter_error: str | None = None
 
 
+# How ``compose_embed_text`` builds the text a chunk's vector is made of. Recorded with the vectors
+# (``Embedder.text_prep``): change it whenever what is embedded changes, so a store embedded otherwise is
+# never mixed with new vectors.
+EMBED_TEXT_FORM = "breadcrumb-blank-body/1"
+
+
 def compose_embed_text(heading_path: list[str], body: str) -> str:
     crumb = BREADCRUMB_SEP.join(heading_path)
     return f"{crumb}\n\n{body}" if crumb else body

@@ -23,6 +23,10 @@ class ProvisionedModel:
     # The install directory, or a ModelUnavailable naming the install command (never downloads).
     require_installed: Callable[[Path], Path]
     install_command: str
+    # Text the model was trained to see before a query / a passage (e5's "query: " / "passage: "); the
+    # embedder adds them, and the store records them with the vectors (``Embedder.text_prep``).
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
 
 PROVISIONED: dict[str, ProvisionedModel] = {

@@ -19,6 +19,9 @@ META_VERSION = b"hallouminate.schema"
 META_MODEL = b"hallouminate.model"
 # The token budget chunks were cut to: a table cut at another size is rebuilt, like one of another model.
 META_CHUNK_TOKENS = b"hallouminate.chunk_tokens"
+# How the embedded texts were prepared (the chunker's EMBED_TEXT_FORM and the model's query/passage
+# prefixes): vectors made of texts prepared otherwise are not comparable with new ones.
+META_TEXT_PREP = b"hallouminate.text_prep"
 
 # Columns returned by searches: everything but the vector.
 RESULT_COLUMNS = [
@@ -60,8 +63,12 @@ ROW_KEYS = (
 OPTIONAL_KEYS = ("page", "keywords", "fields", "quality", "symbol_kind")
 
 
-def chunk_schema(dim: int, model_name: str | None, chunk_tokens: int | None = None) -> pa.Schema:
+def chunk_schema(
+    dim: int, model_name: str | None, chunk_tokens: int | None = None, text_prep: str | None = None
+) -> pa.Schema:
     meta = {META_VERSION: SCHEMA_VERSION.encode()}
+    if text_prep:
+        meta[META_TEXT_PREP] = text_prep.encode()
     if model_name:
         meta[META_MODEL] = model_name.encode()
     if chunk_tokens:

@@ -33,6 +33,7 @@ from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
     META_MODEL,
+    META_TEXT_PREP,
     META_VERSION,
     OPTIONAL_KEYS,
     RESULT_COLUMNS,
@@ -95,7 +96,13 @@ class FileState:
 
 class Store:
     def __init__(
-        self, path: Path, dim: int, *, model_name: str | None = None, chunk_tokens: int | None = None
+        self,
+        path: Path,
+        dim: int,
+        *,
+        model_name: str | None = None,
+        chunk_tokens: int | None = None,
+        text_prep: str | None = None,
     ) -> None:
         """``model_name`` and ``chunk_tokens`` (the budget chunks are cut to), when given, are recorded
         in a new table and checked against an existing one: a table made otherwise is rebuilt."""
@@ -105,7 +112,8 @@ class Store:
 
         self.path = path
         self.dim = dim
-        self._schema = chunk_schema(dim, model_name, chunk_tokens)
+        self._schema = chunk_schema(dim, model_name, chunk_tokens, text_prep)
+        self._text_prep = text_prep
         self._model_name = model_name
         self._chunk_tokens = chunk_tokens
         self._write_lock = threading.Lock()
@@ -158,6 +166,9 @@ class Store:
         stored_model = meta.get(META_MODEL, b"").decode()
         if self._model_name and stored_model and stored_model != self._model_name:
             return f"vectors were made by {stored_model}, the configured model is {self._model_name}"
+        stored_prep = meta.get(META_TEXT_PREP, b"").decode()
+        if self._text_prep and stored_prep and stored_prep != self._text_prep:
+            return f"its texts were prepared as {stored_prep!r} before embedding, now {self._text_prep!r}"
         stored_tokens = meta.get(META_CHUNK_TOKENS, b"").decode()
         # A table written before this was recorded (or by a tool that does not say) is taken as is.
         if self._chunk_tokens and stored_tokens and stored_tokens != str(self._chunk_tokens):
