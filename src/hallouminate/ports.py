@@ -87,11 +87,18 @@ RerankScorer = Callable[[str, list[str]], Awaitable[list[float]]]
 
 
 class RerankerPort(Protocol):
-    """A model scoring how well each passage answers a query (a cross-encoder), higher is better."""
+    """A model scoring how well each passage answers a query (a cross-encoder, or a bi-encoder's cosine),
+    higher is better."""
 
     @property
     def name(self) -> str:
         """As the config names it: reported in the result."""
+        ...
+
+    @property
+    def fuse_weight(self) -> float | None:
+        """None: its order replaces the fused one; a weight: its ranking joins the fused one by weighted RRF
+        (search/rerank.py)."""
         ...
 
     def score(self, query: str, passages: list[str]) -> list[float]:

@@ -94,3 +94,29 @@ async def test_no_candidates_means_no_model_call() -> None:
 
     out = await rerank("q", {}, {}, _stage(never), top_files=1)
     assert out.scores == {} and out.info is None and out.warning is None
+
+
+async def test_a_fusing_reranker_is_one_more_vote_beside_the_fused_order() -> None:
+    # A bi-encoder's ranking joins the pool's fused ranking by weighted RRF (k 10), it does not replace it.
+    fused, rows = _rows(5)
+
+    def reverse(query: str, passages: list[str]) -> list[float]:
+        return [float(i) for i in range(len(passages))]  # the model's order: c004, c003, ..., c000
+
+    async def run(query: str, passages: list[str]) -> list[float]:
+        return reverse(query, passages)
+
+    equal = await rerank("q", fused, rows, RerankStage("bi", run, 60_000, fuse_weight=1.0), top_files=1)
+    # Fused rank i+1 and model rank 5-i: every chunk gets 1/(10+i+1) + 1/(10+5-i); the ends tie and keep
+    # the fused order, so c000 stays first and the middle chunk c002 falls last.
+    assert sorted(equal.scores, key=lambda k: -equal.scores[k]) == ["c000", "c004", "c001", "c003", "c002"]
+    heavy = await rerank("q", fused, rows, RerankStage("bi", run, 60_000, fuse_weight=3.0), top_files=1)
+    assert sorted(heavy.scores, key=lambda k: -heavy.scores[k]) == ["c004", "c003", "c002", "c001", "c000"]
+    replaced = await rerank("q", fused, rows, RerankStage("ce", run, 60_000), top_files=1)
+    assert sorted(replaced.scores, key=lambda k: -replaced.scores[k]) == [
+        "c004",
+        "c003",
+        "c002",
+        "c001",
+        "c000",
+    ]

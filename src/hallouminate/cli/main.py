@@ -287,7 +287,8 @@ def _day(flag: str, value: str | None) -> str | None:
 @click.option(
     "--rerank/--no-rerank",
     default=None,
-    help="Re-score the best candidates with the configured reranker (default: on when one is configured).",
+    help="Re-score the best candidates with the configured reranker (default: on for a cross-encoder, off "
+    "for the quality model).",
 )
 @click.option(
     "--mmr", is_flag=True, default=None, help="Diversify: near-duplicates of a ranked chunk fall back."

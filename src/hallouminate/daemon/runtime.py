@@ -79,10 +79,9 @@ from hallouminate.protocol.results import (
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
-    from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
     from hallouminate.indexing.documents import FormatLimits
-    from hallouminate.ports import ChunkRow
+    from hallouminate.ports import ChunkRow, RerankerPort
     from hallouminate.protocol.arguments import GetDocumentArgs, SearchArgs, SearchRagArgs
     from hallouminate.protocol.results import (
         GetDocumentResult,
@@ -187,8 +186,8 @@ class Runtime:
         # a time in a thread of their own (each keeps both cores busy), so a call that overran its time
         # budget delays only the reranks queued behind it (which then time out too), never a query
         # embedding, a read or a write in the default pool.
-        self._reranker: CrossEncoder | None = None
-        self._reranker_load: asyncio.Task[CrossEncoder] | None = None
+        self._reranker: RerankerPort | None = None
+        self._reranker_load: asyncio.Task[RerankerPort] | None = None
         self._reranker_failed_at = 0.0
         self._rerank_pool = ThreadPoolExecutor(1, thread_name_prefix="hallouminate-rerank")
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
@@ -245,15 +244,13 @@ class Runtime:
             self._start_reranker_load()
 
     # -- the reranker ------------------------------------------------------------------------------
-    def _start_reranker_load(self) -> asyncio.Task[CrossEncoder]:
-        from hallouminate.embedding.reranker import CrossEncoder
-
+    def _start_reranker_load(self) -> asyncio.Task[RerankerPort]:
         assert self.settings.reranker is not None
         task = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(CrossEncoder, self.settings.model_cache_dir, self.settings.reranker)
+            asyncio.to_thread(_load_reranker, self.settings.model_cache_dir, self.settings.reranker)
         )
 
-        def loaded(task: asyncio.Task[CrossEncoder]) -> None:
+        def loaded(task: asyncio.Task[RerankerPort]) -> None:
             if task.cancelled():
                 return
             exc = task.exception()  # retrieved here: a failure is reported to each request that reranks
@@ -274,8 +271,9 @@ class Runtime:
     async def _rerank_stage(
         self, args: GroundArgs, settings: Settings
     ) -> tuple[RerankStage | None, GroundWarning | None]:
-        """The rerank stage a ranked request gets (on by default when a reranker is configured), or None;
-        and the warning for ``rerank: true`` with no reranker configured."""
+        """The rerank stage a ranked request gets (on by default when a cross-encoder is configured; the
+        quality model only when asked), or None; and the warning for ``rerank: true`` with no reranker."""
+        from hallouminate.embedding.reranker import on_by_default
         from hallouminate.search.rerank import RerankStage, not_configured
 
         wanted = args.get("rerank")
@@ -283,6 +281,8 @@ class Runtime:
             return None, None
         if not self.settings.reranker:  # daemon-wide: only the baseline sets [embeddings]
             return None, not_configured() if wanted else None
+        if wanted is None and not on_by_default(self.settings.reranker):
+            return None, None
         reranker = self._reranker
         if reranker is None:
             task = self._reranker_load
@@ -300,7 +300,7 @@ class Runtime:
                 self._rerank_pool, functools.partial(_rerank, model, query, passages)
             )
 
-        return RerankStage(reranker.name, score, settings.rerank_budget_ms), None
+        return RerankStage(reranker.name, score, settings.rerank_budget_ms, reranker.fuse_weight), None
 
     def _spawn(self, job: Any) -> None:
         task = asyncio.get_running_loop().create_task(job)
@@ -1125,7 +1125,14 @@ def _recover_writes(journal_dir: Path) -> list[str]:
     return [*journal.recover(), *recover(journal)]
 
 
-def _rerank(reranker: CrossEncoder, query: str, passages: list[str]) -> list[float]:
+def _load_reranker(cache_dir: Path, name: str) -> RerankerPort:
+    """The reranker ``[embeddings] reranker`` names: a provisioned bi-encoder, or a cross-encoder."""
+    from hallouminate.embedding import reranker
+
+    return reranker.load(cache_dir, name)
+
+
+def _rerank(reranker: RerankerPort, query: str, passages: list[str]) -> list[float]:
     testing_hooks.rerank_pause_point()  # inert outside the test suite
     return reranker.score(query, passages)
 

@@ -271,8 +271,9 @@ ARGS: dict[str, dict[str, Any]] = {
             "rerank": {
                 "type": "boolean",
                 "description": "Re-score the best fused candidates (max(top_files x 5, 50) chunks) with the "
-                "configured reranker, a cross-encoder, before the per-file cut (default: on when a "
-                "reranker is configured; with none, true only adds a rerank-unavailable warning). Past "
+                "configured reranker (a cross-encoder, or the quality model all-mpnet-base-v2) before the "
+                "per-file cut (default: on when a cross-encoder is configured, off for the quality model; "
+                "with none, true only adds a rerank-unavailable warning). Past "
                 "the time budget the fused order is returned with a rerank-timeout warning. Ranked mode "
                 "only.",
             },

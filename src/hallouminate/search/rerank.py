@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from hallouminate.ports import ChunkRow, RerankScorer
 from hallouminate.protocol.results import GroundWarning, RerankInfo
-from hallouminate.search.fusion import pool_size
+from hallouminate.search.fusion import RRF_K, pool_size, rrf
 
 # As the indexer composes what the embedder sees (indexing/chunker.py): the model reads headings too.
 BREADCRUMB_SEP = " > "
@@ -37,6 +37,10 @@ class RerankStage:
     name: str
     score: RerankScorer
     budget_ms: int
+    # None: the model's order replaces the fused one (a cross-encoder reads query and passage together).
+    # A weight: the model's ranking is one more vote, fused by weighted RRF with the fused ranking (a
+    # bi-encoder's cosine alone loses exact-name questions BM25 had right; docs/adr/0051-query-levers.md).
+    fuse_weight: float | None = None
 
 
 @dataclass
@@ -86,6 +90,10 @@ async def rerank(
         raise ValueError(f"the reranker returned {len(model_scores)} scores for {len(pool)} passages")
     # Stable: passages the model scores alike keep their fused order.
     order = sorted(range(len(pool)), key=lambda i: -float(model_scores[i]))
+    if stage.fuse_weight is not None:
+        positions = [str(i) for i in range(len(pool))]
+        votes = rrf([positions, [str(i) for i in order]], [1.0, stage.fuse_weight], RRF_K)
+        order = sorted(range(len(pool)), key=lambda i: -votes[str(i)])
     high, low = scores[pool[0]], scores[pool[-1]]
     step = (high - low) / (len(pool) - 1) if len(pool) > 1 and high > low else 0.0
     for place, i in enumerate(order):
