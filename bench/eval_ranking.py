@@ -20,6 +20,19 @@ With the opt-in quality model (ADR 0018; install it first with `hallouminate mod
 sentence-transformers/all-mpnet-base-v2`):
        .venv/bin/python bench/eval_ranking.py --set all --model sentence-transformers/all-mpnet-base-v2
 
+The quality model as a reranker of the fused candidates (ADR 0051; `--rerank-fuse W`: its ranking fused with
+the fused one at weight W, as the product does; `--rerank-replace`: its order replaces it; `--rerank-pool N`:
+candidates scored, default max(top_files x 5, 50)):
+       .venv/bin/python bench/eval_ranking.py --set all --rerank sentence-transformers/all-mpnet-base-v2
+
+Query-side levers measured for ADR 0051 (measured here, around `ground`; not in the product unless the ADR
+says so): `--lexical-prf PAGES,TERMS` expands the BM25 query with the TERMS best terms of the first
+pass's PAGES best pages (add `--prf-gate-expanded` to let the literal gate count the added terms too);
+`--multi-vector MIN_WORDS[,ALPHA]` gives a query of MIN_WORDS words or more one vector per clause, each
+chunk scored by the best of the whole query's cosine and ALPHA (default 1) x its clauses':
+       .venv/bin/python bench/eval_ranking.py --set all --lexical-prf 3,5
+       .venv/bin/python bench/eval_ranking.py --set all --multi-vector 12
+
 The ranking before ADR 0012 (256-token chunks, every BM25 hit voting, BM25 weight 0.5):
        .venv/bin/python bench/eval_ranking.py --set all --chunk-tokens 256 --no-literal-gate --bm25-weight 0.5
 The ranking before ADR 0016 (every query word weighs the same in the gate, BM25 weight 0.5; files tied on
@@ -34,19 +47,29 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
+import re
+import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hallouminate import xdg
-from hallouminate.analysis import query_terms
+from hallouminate.analysis import content_tokens, query_terms
 from hallouminate.config import CorpusSpec, Settings, load_baseline
 from hallouminate.embedding import Embedder
+from hallouminate.embedding.reranker import load as load_reranker
 from hallouminate.indexing import Indexer
+from hallouminate.ports import RerankerPort
 from hallouminate.search import ground, literal
+from hallouminate.search import rerank as rerank_module
+from hallouminate.search.rerank import RerankStage
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 
@@ -54,6 +77,104 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CORPUS = "eval"
 KINDS = ("keyword", "paraphrase")
+
+# Where a long question is cut into clauses: punctuation, conjunctions and question words (multi-vector).
+CLAUSE_CUT = re.compile(
+    r"[,;:?!.()]|\b(?:and|or|but|so|because|while|whereas|although|then|if|when|where|which|who|what|"
+    r"why|how)\b",
+    re.IGNORECASE,
+)
+CLAUSE_MIN_TOKENS = 2
+
+
+@dataclasses.dataclass
+class Levers:
+    """The query-side levers measured around ``ground`` (ADR 0051), by a reader wrapping the real one."""
+
+    prf_pages: int = 0
+    prf_terms: int = 0
+    prf_gate_expanded: bool = False
+    multi_min_words: int = 0
+    multi_alpha: float = 1.0
+
+    def active(self) -> bool:
+        return bool(self.prf_pages or self.multi_min_words)
+
+
+def clauses(query: str) -> list[str]:
+    """The query's clauses holding at least ``CLAUSE_MIN_TOKENS`` content words."""
+    parts = [part.strip() for part in CLAUSE_CUT.split(query)]
+    return [part for part in parts if len(content_tokens(part)) >= CLAUSE_MIN_TOKENS]
+
+
+class LeverReader:
+    """The real reader, with the vector search made multi-vector and the BM25 search expanded by
+    pseudo-relevance feedback when the levers say so. ``query`` is set before each ``ground`` call."""
+
+    def __init__(self, reader: AsyncReader, embedder: Embedder, levers: Levers) -> None:
+        self._reader, self._embedder, self._levers = reader, embedder, levers
+        self.query = ""
+        self.expanded: list[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+    async def vector_search(self, vector: Any, corpora: Any, limit: int, eligible: Any = None) -> Any:
+        levers = self._levers
+        parts = clauses(self.query) if levers.multi_min_words else []
+        if len(self.query.split()) < levers.multi_min_words or len(parts) < 2:
+            return await self._reader.vector_search(vector, corpora, limit, eligible)
+        # One model call for every clause (as the daemon's query batcher would make it).
+        vectors = await asyncio.to_thread(self._embedder.embed_queries, parts)
+        best: dict[str, dict[str, Any]] = {}
+        for row in await self._reader.vector_search(vector, corpora, limit, eligible):
+            best[row["id"]] = dict(row)
+        for clause_vector in vectors:
+            for row in await self._reader.vector_search(clause_vector, corpora, limit, eligible):
+                score = levers.multi_alpha * float(row["score"])
+                if row["id"] not in best or best[row["id"]]["score"] < score:
+                    best[row["id"]] = {**row, "score": score}
+        return sorted(best.values(), key=lambda row: -row["score"])[:limit]
+
+    async def fts_search(self, terms: Any, corpora: Any, limit: int, eligible: Any = None) -> Any:
+        levers = self._levers
+        self.expanded = None
+        own = query_terms(self.query)
+        if not levers.prf_pages or list(terms) != own:  # the rare-word look-ups stay as they are
+            return await self._reader.fts_search(terms, corpora, limit, eligible)
+        ground_module = sys.modules["hallouminate.search.ground"]
+        vector = await asyncio.to_thread(self._embedder.embed_query, self.query)
+        first = ground_module.fuse(
+            own,
+            await self._reader.vector_search(vector, corpora, limit, eligible),
+            await self._reader.fts_search(terms, corpora, limit, eligible),
+        )
+        ranked = sorted(first.scores, key=lambda i: -first.scores[i])
+        pages: dict[str, str] = {}  # path -> its best chunk's text (heading path included)
+        for chunk_id in ranked:
+            row = first.rows[chunk_id]
+            if row["path"] not in pages:
+                pages[row["path"]] = " ".join([*(row.get("heading_path") or []), row.get("text") or ""])
+            if len(pages) == levers.prf_pages:
+                break
+        # RM1-like: each term's share of each feedback page, summed, times its rarity among the candidates.
+        df: dict[str, int] = {}
+        for row in first.rows.values():
+            for token in set(content_tokens(row.get("text") or "")):
+                df[token] = df.get(token, 0) + 1
+        n = len(first.rows)
+        taken = {token for term in own for token in term.split()}
+        weight: dict[str, float] = {}
+        for text in pages.values():
+            tokens = content_tokens(text)
+            for token in tokens:
+                if token not in taken and not token.isdigit():
+                    idf = math.log(1 + (n - df.get(token, 0) + 0.5) / (df.get(token, 0) + 0.5))
+                    weight[token] = weight.get(token, 0.0) + idf / len(tokens)
+        extra = sorted(weight, key=lambda t: -weight[t])[: levers.prf_terms]
+        self.expanded = [*own, *extra]
+        return await self._reader.fts_search(self.expanded, corpora, limit, eligible)
+
 
 # query -> [(file, heading_path of its best chunk)]
 Ranker = Callable[[str], Awaitable[list[tuple[str, list[str]]]]]
@@ -115,14 +236,46 @@ def indexed(wiki: Path, embedder: Embedder, settings: Settings) -> Iterator[tupl
         yield store, spec
 
 
-def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[str, str, dict[str, float]]]:
+@dataclasses.dataclass
+class Reranking:
+    """The rerank stage the fused ranking runs (``--rerank``), and each query's stage time (ms)."""
+
+    model: RerankerPort
+    fuse_weight: float | None
+    took_ms: list[float] = dataclasses.field(default_factory=list)
+    cost: bool = False
+
+    def stage(self) -> RerankStage:
+        async def score(query: str, passages: list[str]) -> list[float]:
+            return await asyncio.to_thread(self.model.score, query, passages)
+
+        return RerankStage(self.model.name, score, 10**7, self.fuse_weight)
+
+
+def evaluate(
+    name: str,
+    embedder: Embedder,
+    settings: Settings,
+    reranking: Reranking | None = None,
+    levers: Levers | None = None,
+    per_query: dict[str, list[str]] | None = None,
+) -> list[tuple[str, str, dict[str, float]]]:
     wiki, queries = load_set(name)
     with indexed(wiki, embedder, settings) as (store, spec):
-        return asyncio.run(_rankings(store, embedder, spec, settings.limit, queries))
+        return asyncio.run(
+            _rankings(store, embedder, spec, settings.limit, queries, reranking, levers, per_query)
+        )
 
 
 async def _rankings(
-    store: Store, embedder: Embedder, spec: CorpusSpec, limit: int, queries: list[dict[str, Any]]
+    store: Store,
+    embedder: Embedder,
+    spec: CorpusSpec,
+    limit: int,
+    queries: list[dict[str, Any]],
+    reranking: Reranking | None = None,
+    levers: Levers | None = None,
+    per_query: dict[str, list[str]] | None = None,
 ) -> list[tuple[str, str, dict[str, float]]]:
     """Every ranking of ``queries`` through the daemon's reader, on one event loop."""
     out: list[tuple[str, str, dict[str, float]]] = []
@@ -136,9 +289,17 @@ async def _rankings(
         terms = query_terms(query)
         return files_in_order(await reader.fts_search(terms, [spec.store_key], limit)) if terms else []
 
+    lever_reader = LeverReader(reader, embedder, levers) if levers is not None and levers.active() else None
+    if lever_reader is not None and levers is not None and levers.prf_gate_expanded:
+        ground_module = sys.modules["hallouminate.search.ground"]
+        plain_fuse = ground_module.fuse
+        ground_module.fuse = lambda terms, v, k: plain_fuse(lever_reader.expanded or terms, v, k)
+
     async def fused(query: str) -> list[tuple[str, list[str]]]:
+        if lever_reader is not None:
+            lever_reader.query = query
         result = await ground(
-            reader,
+            lever_reader or reader,
             embed_query,
             [spec],
             query,
@@ -147,7 +308,12 @@ async def _rankings(
             chunks_per_file=1,
             limit=limit,
             snippet_chars=80,
+            **({"rerank": reranking.stage()} if reranking is not None else {}),
         )
+        if reranking is not None and "rerank" in result:
+            reranking.took_ms.append(result["rerank"]["took_ms"])
+        if per_query is not None:
+            per_query[query] = [doc["path"] for doc in result["docs"]]
         return [(doc["path"], doc["chunks"][0]["heading_path"]) for doc in result["docs"]]
 
     groups = {"all": queries}
@@ -159,7 +325,38 @@ async def _rankings(
     for ranking, ranker in rankers:
         for group, subset in groups.items():
             out.append((ranking, group, await measure(ranker, subset)))
+    if reranking is not None and reranking.cost:
+        await _cost(reader, embedder, spec, limit, queries, reranking)
     return out
+
+
+async def _cost(
+    reader: AsyncReader,
+    embedder: Embedder,
+    spec: CorpusSpec,
+    limit: int,
+    queries: list[dict[str, Any]],
+    reranking: Reranking,
+) -> None:
+    """p50 per query, interleaved in one run: the bare query embedding (default model), ``ground`` without
+    the stage, and with it once every candidate's vector is cached (the measured pass came first)."""
+    embed_query = partial(asyncio.to_thread, embedder.embed_query)
+    times: dict[str, list[float]] = {"embed": [], "plain": [], "reranked": []}
+    params = {"priority_corpus": CORPUS, "top_files": 10, "chunks_per_file": 1, "limit": limit}
+    for q in queries:
+        started = time.perf_counter()
+        await embed_query(q["query"])
+        times["embed"].append(time.perf_counter() - started)
+        for name, extra in (("plain", {}), ("reranked", {"rerank": reranking.stage()})):
+            started = time.perf_counter()
+            await ground(reader, embed_query, [spec], q["query"], snippet_chars=80, **params, **extra)
+            times[name].append(time.perf_counter() - started)
+    p50 = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    print(
+        f"cost ({len(queries)} queries, p50): query embedding {p50['embed']:.1f} ms, ground "
+        f"{p50['plain']:.1f} ms ({p50['plain'] / p50['embed']:.2f}x), ground + warm rerank "
+        f"{p50['reranked']:.1f} ms ({p50['reranked'] / p50['plain']:.2f}x ground)"
+    )
 
 
 def main() -> None:
@@ -186,6 +383,36 @@ def main() -> None:
     parser.add_argument(
         "--model", default=None, help="embedding model (default: [embeddings] model of the config)"
     )
+    parser.add_argument(
+        "--rerank", default=None, metavar="MODEL", help="rerank the fused candidates with this reranker"
+    )
+    rerank_how = parser.add_mutually_exclusive_group()
+    rerank_how.add_argument(
+        "--rerank-fuse", type=float, default=None, metavar="W", help="fuse the reranker's ranking at weight W"
+    )
+    rerank_how.add_argument(
+        "--rerank-replace", action="store_true", help="the reranker's order replaces the fused one"
+    )
+    parser.add_argument(
+        "--rerank-cost", action="store_true", help="also time ground with and without the stage"
+    )
+    parser.add_argument("--rerank-pool", type=int, default=None, help="candidates the reranker scores")
+    parser.add_argument(
+        "--rerank-cache",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a bi-encoder's passage vectors kept in FILE (.npz) between runs (its first-pass times then "
+        "measure a warm cache)",
+    )
+    parser.add_argument("--lexical-prf", default=None, metavar="PAGES,TERMS", help="BM25 query expansion")
+    parser.add_argument("--prf-gate-expanded", action="store_true", help="the gate counts the added terms")
+    parser.add_argument(
+        "--multi-vector", default=None, metavar="MIN_WORDS[,ALPHA]", help="one vector per clause"
+    )
+    parser.add_argument(
+        "--per-query", type=Path, default=None, metavar="FILE", help="write each query's fused file ranking"
+    )
     parser.add_argument("--by-kind", action="store_true", help="accepted for compatibility; always on")
     opts = parser.parse_args()
     # The package re-exports the ground function under the module's name: patch the module itself.
@@ -200,6 +427,30 @@ def main() -> None:
     if opts.chunk_tokens is not None:
         settings = dataclasses.replace(settings, chunk_tokens=opts.chunk_tokens)
     embedder = Embedder(xdg.default_model_cache(), opts.model or settings.model_name)
+    reranking = None
+    if opts.rerank:
+        model = load_reranker(xdg.default_model_cache(), opts.rerank)
+        fuse = None if opts.rerank_replace else opts.rerank_fuse
+        if fuse is None and not opts.rerank_replace:
+            fuse = getattr(model, "fuse_weight", None)
+        reranking = Reranking(model, fuse, cost=opts.rerank_cost)
+        vectors = getattr(model, "_cache", None)  # a bi-encoder's passage vectors, by content hash
+        if opts.rerank_cache is not None and vectors is not None and opts.rerank_cache.exists():
+            with np.load(opts.rerank_cache) as kept:
+                vectors.update((bytes.fromhex(key), kept[key]) for key in kept.files)
+        if opts.rerank_pool is not None:
+            pool = opts.rerank_pool
+            rerank_module.pool_size = lambda top_files: pool
+        how = "replacing" if fuse is None else f"fused at weight {fuse}"
+        print(f"rerank with {opts.rerank}, {how}, pool {rerank_module.pool_size(10)}")
+    levers = Levers(prf_gate_expanded=opts.prf_gate_expanded)
+    if opts.lexical_prf:
+        levers.prf_pages, levers.prf_terms = (int(x) for x in opts.lexical_prf.split(","))
+        print(f"lexical PRF: {levers.prf_terms} terms of the {levers.prf_pages} best pages")
+    if opts.multi_vector:
+        words, *alpha = opts.multi_vector.split(",")
+        levers.multi_min_words, levers.multi_alpha = int(words), float(alpha[0]) if alpha else 1.0
+        print(f"multi-vector from {levers.multi_min_words} words, clauses x {levers.multi_alpha}")
     names = ("eval", "heldout", "sample") if opts.set == "all" else (opts.set,)
     gate = "off" if opts.no_literal_gate else "plain" if opts.plain_gate else "rarity-weighted"
     print(
@@ -207,11 +458,32 @@ def main() -> None:
     )
     print(f"{'set':8s} {'ranking':8s} {'queries':17s} {'R@1':>6s} {'R@5':>6s} {'MRR':>6s} {'exact':>6s}")
     for name in names:
-        for ranking, group, m in evaluate(name, embedder, settings):
+        first = len(reranking.took_ms) if reranking else 0
+        ranked: dict[str, list[str]] = {}
+        results = evaluate(name, embedder, settings, reranking, levers, ranked)
+        if opts.per_query is not None:
+            _, queries = load_set(name)
+            with opts.per_query.open("a") as out:
+                for q in queries:
+                    files = ranked.get(q["query"], [])
+                    rank = files.index(q["expected_file"]) + 1 if q["expected_file"] in files else None
+                    out.write(json.dumps({"set": name, **q, "rank": rank, "files": files}) + "\n")
+        for ranking, group, m in results:
             label = f"{group} ({m['n']})"
             print(
                 f"{name:8s} {ranking:8s} {label:17s} {m['recall@1']:6.3f} {m['recall@5']:6.3f} "
                 f"{m['mrr']:6.3f} {m['exact_top_chunk']:6.3f}"
+            )
+        if reranking is not None:
+            # Each query is reranked once per group it is in; the first pass over a set meets cold vectors.
+            times = reranking.took_ms[first:]
+            n = len(load_set(name)[1])
+            cold, warm = sorted(times[:n]), sorted(times[n:])
+            if opts.rerank_cache is not None and vectors is not None:
+                np.savez(opts.rerank_cache, **{key.hex(): vector for key, vector in vectors.items()})
+            print(
+                f"{name:8s} rerank stage p50: first pass {cold[len(cold) // 2]:.0f} ms, "
+                f"repeated {warm[len(warm) // 2] if warm else float('nan'):.0f} ms"
             )
 
 
