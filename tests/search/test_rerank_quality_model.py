@@ -66,7 +66,12 @@ class World:
 @pytest.fixture(scope="module")
 def world(quality_cache: Path) -> Iterator[World]:
     with module_sandbox(quality_cache) as box:
-        box.write_config(f'[embeddings]\ncache_dir = "{quality_cache}"\nreranker = "{MPNET}"\n')
+        # The longest budget: the first search embeds every candidate with the quality model (seconds on
+        # two busy cores); past the default 5 s the fused order would come back with rerank-timeout.
+        box.write_config(
+            f'[embeddings]\ncache_dir = "{quality_cache}"\nreranker = "{MPNET}"\n'
+            "[search]\nrerank_budget_ms = 60000\n"
+        )
         repo = make_repo(box, "acme")
         for name, text in PAGES.items():
             write(repo / ".hallouminate" / "wiki" / name, text)
@@ -86,7 +91,16 @@ def _paths(result: dict[str, Any]) -> list[str]:
 def test_the_quality_model_reranks_the_fused_candidates_through_the_daemon(world: World) -> None:
     fused = world.ground(rerank=False)
     reranked = world.ground(rerank=True)
+    # On a loaded machine the first call may overrun even the longest budget (every candidate is new to
+    # the quality model): the fused order comes back with rerank-timeout, the model call still finishes
+    # and keeps its vectors, and a later call reranks from them (docs/model.md).
+    for _ in range(3):
+        if "rerank" in reranked:
+            break
+        assert [w["code"] for w in reranked["warnings"]].count("rerank-timeout") == 1, reranked["warnings"]
+        reranked = world.ground(rerank=True)
     assert "rerank" not in fused and _paths(fused)[0] == FUSED_FIRST
+    assert "rerank" in reranked, reranked["warnings"]
     assert _paths(reranked)[0] == ANSWER
     info = reranked["rerank"]
     assert info["reranker"] == MPNET
@@ -103,15 +117,16 @@ def test_the_bi_encoder_scores_by_cosine_and_reuses_the_vectors_of_passages_seen
 ) -> None:
     reranker = load(quality_cache, MPNET)
     assert isinstance(reranker, BiEncoder) and reranker.fuse_weight is not None
-    passages = list(PAGES.values())
+    # Short passages: the quality model embeds ~0.15 s of CPU per 128 tokens.
+    passages = ["Logs are kept for thirty days.", "Releases ship on Tuesdays.", "The kettle is descaled."]
     model = Embedder(quality_cache, MPNET)
     expected = model.embed_passages(passages) @ model.embed_query(QUERY)
     assert reranker.score(QUERY, passages) == pytest.approx([float(x) for x in expected], abs=1e-5)
     assert reranker.cached == len(passages)
-    # Seen again with one new passage: one more vector kept, the known ones' scores unchanged.
-    again = reranker.score("log retention", [passages[1], "Logs are kept for thirty days."])
+    # Seen again with one new passage: one more vector kept, the known one's score as before.
+    again = reranker.score("log retention", [passages[0], "Metrics are kept for a year."])
     assert reranker.cached == len(passages) + 1
-    alone = model.embed_passages([passages[1]])[0] @ model.embed_query("log retention")
+    alone = model.embed_passages([passages[0]])[0] @ model.embed_query("log retention")
     assert again[0] == pytest.approx(float(alone), abs=1e-5)
 
 

@@ -64,7 +64,7 @@ def load(cache_dir: Path, reranker: str, threads: int | None = None) -> BiEncode
 
 def on_by_default(reranker: str) -> bool:
     """Whether a search reranks unless told not to: a cross-encoder yes (ADR 0032); the quality model only
-    when the call asks (``rerank: true``): a page it has not seen costs ~0.1 s of CPU, so a search over new
+    when the call asks (``rerank: true``): a chunk it has not seen costs ~0.15 s of CPU, so a search over new
     pages takes seconds (docs/adr/0051-query-levers.md)."""
     from hallouminate.model import PROVISIONED
 
