@@ -26,6 +26,8 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_never_waits.py": 125.1,
     "reliability/test_load_writes.py": 123.6,
     "daemon/test_daemon_lifecycle.py": 112.5,
+    # Measured at load average ~15 (the quality model embeds each candidate the first time).
+    "search/test_rerank_quality_model.py": 97.0,
     "http/test_http_hostile.py": 83.0,
     "shim/test_shim_stdio.py": 81.5,
     "wiki/test_move_crash_safety.py": 74.6,
