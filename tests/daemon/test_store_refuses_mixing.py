@@ -18,9 +18,11 @@ from hallouminate.client import stop_daemon
 from hallouminate.errors import Conflict
 from support.embedding_endpoint import Endpoint, endpoint_config, serving
 from support.embedding_endpoint import daemon_call as call
-from support.sandbox import SMALL_WIKI, Sandbox, hm, mcp_session
+from support.sandbox import Sandbox, hm, mcp_session
 
 LOCAL = "sentence-transformers/all-MiniLM-L6-v2"
+# Two pages: each is embedded twice (by the local model, then through the endpoint after the rebuild).
+PAGES = ("architecture.md", "daemon-lifecycle.md")
 
 
 @pytest.fixture
@@ -32,7 +34,7 @@ def endpoint(embedder: Any) -> Iterator[Endpoint]:
 async def test_another_model_is_refused_with_the_rebuild_command_until_it_rebuilds(
     sandbox: Sandbox, endpoint: Endpoint, model_cache: Path
 ) -> None:
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    repo = sandbox.make_repo(pages=PAGES)
     wiki = repo / ".hallouminate" / "wiki"
     sandbox.start_daemon()
     await call("index", repo)
@@ -70,7 +72,7 @@ async def test_another_model_is_refused_with_the_rebuild_command_until_it_rebuil
     # What needs no vectors still answers, and nothing was dropped.
     assert (await call("corpus_stats", repo))["total_chunks"] == held
     listed = await call("list_files", repo, {})
-    assert {f["path"] for f in listed["files"]} >= set(SMALL_WIKI)
+    assert {f["path"] for f in listed["files"]} >= set(PAGES)
     assert "Architecture" in (await call("read_markdown", repo, {"path": "architecture.md"}))["content"]
     status = await call("status", repo)
     assert status["store_mismatch"]["fix"] == "hallouminate index --rebuild"

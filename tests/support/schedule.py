@@ -37,6 +37,8 @@ FILE_SECONDS: dict[str, float] = {
     "wiki/test_wiki_crash_safety.py": 51.9,
     "http/test_http_cli.py": 36.3,
     "shim/test_shim_kb_resources.py": 45.7,
+    "daemon/test_store_refuses_mixing.py": 50.0,
+    "embedding/test_endpoint_provider.py": 45.0,
     "daemon/test_daemon_load.py": 45.7,
     "shim/test_shim_ts_client.py": 44.6,
     "cli/test_cli_index_reports.py": 42.8,

@@ -476,6 +476,12 @@ def _model_settings() -> tuple[Path, str]:
     from hallouminate.config import load_baseline
 
     settings = load_baseline().settings
+    if settings.embedding_provider == "openai-compatible":
+        # [embeddings] model names the endpoint's model; the local model installed beside it is the default
+        # one, whose tokenizer counts the endpoint's tokens (docs/model.md, "An OpenAI-compatible endpoint").
+        from hallouminate.config.defaults import MODEL_NAME
+
+        return settings.model_cache_dir, MODEL_NAME
     return settings.model_cache_dir, settings.model_name
 
 

@@ -762,6 +762,7 @@ class Runtime:
                 f" (it held {held.held}, configured {held.configured})" if held is not None else "",
             )
         self._background_work.clear()
+        self._catch_up_failed.clear()  # refused while mismatched: due again at once
         self._spawn(self._startup_catch_up())  # every other corpus the daemon knows: from its files
 
     def _claim_index(self, specs: list[CorpusSpec], *, wait: bool) -> list[tuple[str, float]]:
