@@ -125,14 +125,20 @@ def test_rows_survive_reopen_and_a_new_dimension_is_refused_not_dropped(tmp_path
     assert Store(tmp_path / "db", DIM * 2).mismatch is None
 
 
-def test_another_model_or_text_preparation_is_refused(tmp_path: Path) -> None:
+def test_another_model_is_refused_and_a_new_text_preparation_of_the_same_model_rebuilds(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "db"
     Store(db, DIM, model_name="m1", text_prep="p1").replace_files("c", {"a.md": chunk_rows("a.md", ["x"])})
-    model = Store(db, DIM, model_name="m2", text_prep="p1").mismatch
-    assert model is not None and model.held["model"] == "m1" and model.configured["model"] == "m2"
-    prep = Store(db, DIM, model_name="m1", text_prep="p2").mismatch
-    assert prep is not None and prep.held["text_prep"] == "p1" and prep.configured["text_prep"] == "p2"
-    assert Store(db, DIM, model_name="m1", text_prep="p1").count_rows() == 1
+    model = Store(db, DIM, model_name="m2", text_prep="p2").mismatch
+    assert model is not None and model.held == {"model": "m1", "text_prep": "p1"}
+    assert model.configured == {"model": "m2", "text_prep": "p2"}
+    back = Store(db, DIM, model_name="m1", text_prep="p1")  # going back: nothing was lost
+    assert back.mismatch is None and back.rebuilt is None and back.count_rows() == 1
+    # The same model with texts prepared otherwise: only a release does that, so the store rebuilds, loudly.
+    upgraded = Store(db, DIM, model_name="m1", text_prep="p2")
+    assert upgraded.mismatch is None and upgraded.count_rows() == 0
+    assert upgraded.rebuilt is not None and "'p1'" in upgraded.rebuilt and "'p2'" in upgraded.rebuilt
 
 
 def test_a_store_of_another_schema_version_is_rebuilt_and_says_so(tmp_path: Path) -> None:

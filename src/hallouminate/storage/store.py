@@ -118,10 +118,12 @@ class Store:
         """``model_name``, ``chunk_tokens`` (the budget chunks are cut to) and ``text_prep``, when given,
         are recorded in a new table and checked against an existing one, as is the dimension.
 
-        A table made otherwise is never dropped here: it is opened as it is, and ``mismatch`` says how it
-        differs; reads that need no vector still work, and every write is refused until ``rebuild``
-        (docs/adr/0054-embedding-endpoint.md). A table of another SCHEMA_VERSION (our own change of the
-        layout, which nothing but a rebuild can read) is rebuilt at once, logged and kept in ``rebuilt``.
+        A table made otherwise (another model, dimension or chunk size: a configuration change, which the
+        user may undo) is never dropped here: it is opened as it is, and ``mismatch`` says how it differs;
+        reads that need no vector still work, and every write is refused until ``rebuild``
+        (docs/adr/0054-embedding-endpoint.md). A table of another SCHEMA_VERSION, or of the same model with
+        texts prepared otherwise (both changed by a release, not by configuration), is rebuilt at once,
+        logged and kept in ``rebuilt``.
         """
         # The Rust core logs deprecation WARNs on stderr for every projection without _distance.
         os.environ.setdefault("LANCEDB_LOG", "error")
@@ -176,7 +178,24 @@ class Store:
                 log.warning("%s (%s)", self.rebuilt, self.path)
                 self._db.drop_table(TABLE)
                 return self._db.create_table(TABLE, schema=self._schema)
-            self.mismatch = self._incompatible(table.schema)
+            mismatch = self._incompatible(table.schema)
+            if (
+                mismatch is not None
+                and set(mismatch.held) == {"model", "text_prep"}
+                and mismatch.held["model"] == mismatch.configured["model"]
+            ):
+                # Same model, same dimension, texts prepared otherwise: no configuration changes that (the
+                # chunker's form and a model's prefixes are ours), so this release changed it, like a schema
+                # version, and there is no going back to choose: rebuilt now, loudly.
+                self.rebuilt = (
+                    f"this release prepares texts as {self._text_prep!r} before embedding, the store's vectors "
+                    f"were made of texts prepared as {mismatch.held['text_prep']!r}: its table was dropped "
+                    "and made anew; every file is embedded again by the next index run of its corpus"
+                )
+                log.warning("%s (%s)", self.rebuilt, self.path)
+                self._db.drop_table(TABLE)
+                return self._db.create_table(TABLE, schema=self._schema)
+            self.mismatch = mismatch
             if self.mismatch is not None:
                 log.warning(
                     "the store at %s refuses to mix vectors: %s", self.path, "; ".join(self.mismatch.reasons)
