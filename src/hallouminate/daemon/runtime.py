@@ -427,8 +427,9 @@ class Runtime:
         back = _going_back(mismatch)
         return Conflict(
             f"the store at {self.settings.store_dir} holds vectors that cannot be mixed with the configured "
-            f"embedder's ({'; '.join(mismatch.reasons)}): it holds {held}; configured is {configured}. Run `hallouminate index --rebuild` (the index "
-            "tool's rebuild: true) to drop them and embed every corpus again with the configured model; "
+            f"embedder's ({'; '.join(mismatch.reasons)}): it holds {held}; configured is {configured}. "
+            "Run `hallouminate index --rebuild` (the index tool's rebuild: true) to drop them and embed "
+            "every corpus again with the configured model; "
             f"or go back: {back}, then restart the daemon (`hallouminate daemon stop`). Searches, index "
             "runs and writes are refused until then; reads and listings still answer.",
             {
