@@ -8,13 +8,16 @@ the log or in an error.
 
 from __future__ import annotations
 
+import email.utils
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hallouminate.embedding.endpoint import EndpointEmbedder, default_tokenizer_dir
 from hallouminate.errors import CallerError, ConfigError, HallouminateError, ModelUnavailable
 from support.embedding_endpoint import Endpoint, endpoint_config, serving
 from support.embedding_endpoint import daemon_call as call
@@ -214,6 +217,71 @@ async def test_a_query_the_endpoint_refuses_is_the_callers_error(
     with pytest.raises(HallouminateError) as raised:
         await call("ground", repo, {"query": f"{POISON} what now"})
     assert isinstance(raised.value, CallerError) and "refused the query" in raised.value.message
+
+
+# -- the client alone, in process, against the same server (no daemon) -------------------------------------
+def client(endpoint: Endpoint, delays: list[float], **overrides: Any) -> EndpointEmbedder:
+    """The provider with its waits recorded instead of slept."""
+    settings: dict[str, Any] = {"max_retries": 3, "batch_size": 8, **overrides}
+    return EndpointEmbedder(
+        base_url=endpoint.base_url, model=endpoint.model, dimensions=384, sleep=delays.append, **settings
+    )
+
+
+def test_back_off_grows_with_jitter_and_a_retry_after_date_is_honoured(script: Endpoint) -> None:
+    delays: list[float] = []
+    script.faults.extend([(500, {}, "a"), (502, {}, "b"), (503, {}, "c")])
+    vectors = client(script, delays).embed_passages(["one", "two"])
+    assert vectors.shape == (2, 384) and abs(float((vectors[0] ** 2).sum()) - 1) < 1e-5
+    # 0.25 s doubling, each between half and all of its step.
+    assert len(delays) == 3
+    for step, delay in enumerate(delays):
+        assert 0.125 * 2**step <= delay <= 0.25 * 2**step, delays
+    delays.clear()
+    when = email.utils.formatdate(time.time() + 3, usegmt=True)
+    script.faults.append((429, {"Retry-After": when}, "later"))
+    client(script, delays).embed_passages(["three"])
+    assert len(delays) == 1 and 1.0 <= delays[0] <= 3.5, delays
+    delays.clear()
+    script.faults.append((429, {"Retry-After": "3600"}, "much later"))
+    client(script, delays).embed_passages(["four"])
+    assert delays == [30.0]  # capped: an hour's wait would look like a hang
+
+
+def test_retries_are_bounded_and_the_failure_names_the_endpoint(script: Endpoint) -> None:
+    delays: list[float] = []
+    script.faults.extend([(503, {}, "down")] * 3)
+    with pytest.raises(ModelUnavailable) as raised:
+        client(script, delays, max_retries=2).embed_passages(["x"])
+    assert len(delays) == 2 and "failed 3 time(s) in a row" in raised.value.message
+    assert script.base_url in raised.value.message and "HTTP 503" in raised.value.message
+
+
+def test_dimensions_are_sent_on_request_and_a_wrong_length_names_the_fix(script: Endpoint) -> None:
+    wrong = EndpointEmbedder(
+        base_url=script.base_url, model=script.model, dimensions=512, send_dimensions=True, max_retries=0
+    )
+    with pytest.raises(ModelUnavailable) as raised:
+        wrong.embed_passages(["x"])
+    assert script.seen[-1].body["dimensions"] == 512
+    assert "384-d" in raised.value.message and "dimensions = 384" in raised.value.message
+
+
+def test_tokens_are_counted_with_the_default_tokenizer_or_estimated(
+    model_cache: Path, script: Endpoint
+) -> None:
+    text = "Retries honour Retry-After; 東京の天気"
+    counted = EndpointEmbedder(
+        base_url=script.base_url,
+        model=script.model,
+        dimensions=384,
+        tokenizer_dir=default_tokenizer_dir(model_cache),
+        max_input_tokens=512,
+    )
+    assert counted.count_tokens(text) == script.embedder.count_tokens(text)
+    assert counted.max_tokens == 384  # three quarters of max_input_tokens: the margin between tokenizers
+    estimated = EndpointEmbedder(base_url=script.base_url, model=script.model, dimensions=384)
+    assert estimated.count_tokens(text) == -(-len(text.encode()) // 3)
 
 
 def test_the_key_appears_in_no_log(box: Sandbox, repo: Path) -> None:
