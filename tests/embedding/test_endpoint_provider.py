@@ -160,6 +160,11 @@ async def test_a_refused_input_is_skipped_and_counted_for_its_file(
     ] == f"fine-{status}.md"
     # Bisection found the refused input among the others of its batch: some request held it with others.
     assert any(POISON in "".join(s.inputs) and len(s.inputs) > 1 for s in script.answered(status))
+    # The CLI names the file's problem as the indexer left it (a run with nothing new still lists it).
+    shown = hm(box, "index", cwd=repo)
+    assert shown.returncode == 0, shown
+    assert f"{name}: refused (indexed without the refused chunks)" in shown.stdout, shown.stdout
+    assert f"whole-{status}.md: refused (skipped)" in shown.stdout, shown.stdout
 
 
 async def test_the_endpoint_down_during_a_forced_rebuild_leaves_the_index_intact(
