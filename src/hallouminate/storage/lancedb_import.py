@@ -29,12 +29,12 @@ _lock = threading.RLock()
 
 def import_lancedb() -> ModuleType:
     """The ``lancedb`` module, imported (once) with ``DEFERRED``'s ``__init__`` left for its first use."""
-    if "lancedb" in sys.modules:
-        return sys.modules["lancedb"]
     with _lock:
         if DEFERRED not in sys.modules:
             _defer_init(DEFERRED)
-        return importlib.import_module("lancedb")
+    # The import system's own lock makes a second thread wait for a lancedb half imported by a first (a
+    # look in sys.modules would hand it over unfinished).
+    return importlib.import_module("lancedb")
 
 
 def _defer_init(name: str) -> None:
