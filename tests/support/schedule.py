@@ -30,7 +30,7 @@ FILE_SECONDS: dict[str, float] = {
     "daemon/test_daemon_lifecycle.py": 79.0,
     "http/test_http_hostile.py": 77.9,
     "shim/test_shim_stdio.py": 65.0,
-    "wiki/test_move_crash_safety.py": 74.6,
+    "wiki/test_move_crash_safety.py": 51.7,
     "http/test_http_kuradb.py": 71.9,
     "reliability/test_load_shims.py": 74.1,
     "shim/test_grooveseek_face.py": 68.7,
