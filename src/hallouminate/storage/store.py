@@ -29,6 +29,7 @@ import pyarrow as pa
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import sql
+from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
@@ -127,7 +128,7 @@ class Store:
         """
         # The Rust core logs deprecation WARNs on stderr for every projection without _distance.
         os.environ.setdefault("LANCEDB_LOG", "error")
-        import lancedb
+        lancedb = import_lancedb()
 
         self.path = path
         self.dim = dim
