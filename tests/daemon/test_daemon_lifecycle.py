@@ -215,19 +215,12 @@ async def test_kill_9_then_the_next_call_respawns(sandbox: Sandbox) -> None:
         await conn.close()
 
 
-<<<<<<< HEAD
 async def test_a_new_chunk_size_is_refused_until_a_rebuild_recuts_every_file(sandbox: Sandbox) -> None:
     """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way, nor drop the store
     silently: the daemon's store records the size its chunks were cut to, refuses an index run cut
     otherwise (naming the rebuild command), and `index --rebuild` cuts every page again."""
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
-=======
-async def test_a_new_chunk_size_recuts_every_file_at_the_next_start(sandbox: Sandbox) -> None:
-    """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way: the daemon's
-    store records the size its chunks were cut to, and one cut otherwise is rebuilt."""
     # Two pages of ~350 words: several chunks at 256 tokens, far more at 64 (each run embeds them all).
     repo = sandbox.make_repo(pages=["architecture.md", "overview.md"])
->>>>>>> i19-speed
 
     async def chunks(args: dict[str, Any]) -> int:
         conn = await connect_or_spawn(spawn=False)
