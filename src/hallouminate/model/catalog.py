@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hallouminate.model import mpnet, provision
+from hallouminate.model import mpnet, multilingual, provision
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME
 
 
@@ -39,5 +39,14 @@ PROVISIONED: dict[str, ProvisionedModel] = {
         mpnet.MPNET_MAX_TOKENS,
         mpnet.require_installed,
         mpnet.INSTALL_COMMAND,
+    ),
+    multilingual.E5_NAME: ProvisionedModel(
+        multilingual.E5_NAME,
+        multilingual.E5_DIM,
+        multilingual.E5_MAX_TOKENS,
+        multilingual.require_installed,
+        multilingual.INSTALL_COMMAND,
+        query_prefix=multilingual.QUERY_PREFIX,
+        passage_prefix=multilingual.PASSAGE_PREFIX,
     ),
 }
