@@ -141,13 +141,20 @@ def _help(what: str, bound: limits.Range) -> str:
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
 @click.option("--force", is_flag=True, help="Rebuild: re-read and re-embed every file, even unchanged ones.")
 @click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the whole store (every corpus) and embed everything again with the configured model: the "
+    "fix when the store refuses to mix vectors of another model. The embedder is probed first.",
+)
+@click.option(
     "--wait",
     is_flag=True,
     help="If another index of the corpus is running, wait for it and then index (without: refused).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
-    """(Re)index the corpora configured for the current directory. Incremental unless --force."""
+def index(corpus: str | None, force: bool, rebuild: bool, wait: bool, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental unless --force or
+    --rebuild."""
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.cli.progress import IndexProgress
     from hallouminate.render import render_index
@@ -155,6 +162,8 @@ def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
     args: dict[str, Any] = {"corpus": corpus} if corpus else {}
     if force:
         args["force"] = True
+    if rebuild:
+        args["rebuild"] = True
     if wait:
         args["wait"] = True
     progress = IndexProgress()
@@ -468,6 +477,12 @@ def _model_settings() -> tuple[Path, str]:
     from hallouminate.config import load_baseline
 
     settings = load_baseline().settings
+    if settings.embedding_provider == "openai-compatible":
+        # [embeddings] model names the endpoint's model; the local model installed beside it is the default
+        # one, whose tokenizer counts the endpoint's tokens (docs/model.md, "An OpenAI-compatible endpoint").
+        from hallouminate.config.defaults import MODEL_NAME
+
+        return settings.model_cache_dir, MODEL_NAME
     return settings.model_cache_dir, settings.model_name
 
 
