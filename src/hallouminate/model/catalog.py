@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from hallouminate.model import mpnet, provision
+from hallouminate.model import int8, mpnet, provision
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME
 
 
@@ -40,4 +41,11 @@ PROVISIONED: dict[str, ProvisionedModel] = {
         mpnet.require_installed,
         mpnet.INSTALL_COMMAND,
     ),
+    # The -int8 variants: the fp32 graphs above quantised at install (model/int8.py, ADR 0052).
+    **{
+        v.name: ProvisionedModel(
+            v.name, v.dim, v.max_tokens, partial(int8.require_installed, v), v.install_command
+        )
+        for v in int8.VARIANTS.values()
+    },
 }
