@@ -22,6 +22,7 @@ FILE_SECONDS: dict[str, float] = {
     "reliability/test_kill9_cycles.py": 192.5,
     "daemon/test_daemon_watcher.py": 191.1,
     "daemon/test_daemon_crash_safety.py": 166.8,
+    "model/test_int8_install.py": 157.7,
     "daemon/test_daemon_index_single_flight.py": 126.9,
     "daemon/test_daemon_never_waits.py": 125.1,
     "reliability/test_load_writes.py": 123.6,
