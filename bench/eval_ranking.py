@@ -12,6 +12,13 @@ Sets (tests/fixtures/):
   any tuning and not looked at while tuning). Evidence against overfitting the first set.
 - sample: the repository's own sample wiki (.hallouminate/wiki) + sample_questions.json (file labels
   only, so no exact-top-chunk figure).
+- multilingual: eval_multilingual_wiki + eval_multilingual_queries.json (15 pages in English, Japanese and
+  Chinese; 52 queries, same- and cross-language, written before any measurement; ADR 0053). Reported
+  also by query language ("ja->*"), page language ("*->zh") and same/cross language. Not in `all`.
+
+Multilingual (install the model first with `hallouminate model install --model
+intfloat/multilingual-e5-small-q4`; --speed adds the query-embedding p50 and indexing chunks/s):
+       .venv/bin/python bench/eval_ranking.py --set multilingual --speed --model intfloat/multilingual-e5-small-q4
 
 Usage: .venv/bin/python bench/eval_ranking.py [--set eval|heldout|sample|all] [--chunk-tokens N]
        [--no-literal-gate] [--plain-gate] [--bm25-weight W] [--model NAME]
@@ -41,7 +48,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hallouminate import xdg
+from hallouminate import analysis, xdg
 from hallouminate.analysis import query_terms
 from hallouminate.config import CorpusSpec, Settings, load_baseline
 from hallouminate.embedding import Embedder
@@ -72,8 +79,28 @@ def load_set(name: str) -> tuple[Path, list[dict[str, Any]]]:
             for q in raw
         ]
         return ROOT / ".hallouminate" / "wiki", queries
+    if name == "multilingual":  # English, Japanese and Chinese pages; each query names its language
+        return FIXTURES / "eval_multilingual_wiki", json.loads(
+            (FIXTURES / "eval_multilingual_queries.json").read_text(encoding="utf-8")
+        )
     prefix = "eval" if name == "eval" else "eval_heldout"
     return FIXTURES / f"{prefix}_wiki", json.loads((FIXTURES / f"{prefix}_queries.json").read_text())
+
+
+def language_groups(queries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """For a set whose queries name their language and their page's (``--set multilingual``): same- and
+    cross-language queries, and the queries of each language ("ja->*": Japanese queries, any page)."""
+    if not queries or "lang" not in queries[0]:
+        return {}
+    groups = {
+        "same-lang": [q for q in queries if q["lang"] == q["page_lang"]],
+        "cross-lang": [q for q in queries if q["lang"] != q["page_lang"]],
+    }
+    for lang in sorted({q["lang"] for q in queries}):
+        groups[f"{lang}->*"] = [q for q in queries if q["lang"] == lang]
+    for lang in sorted({q["page_lang"] for q in queries}):
+        groups[f"*->{lang}"] = [q for q in queries if q["page_lang"] == lang]
+    return {name: subset for name, subset in groups.items() if subset}
 
 
 def files_in_order(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
@@ -113,6 +140,34 @@ def indexed(wiki: Path, embedder: Embedder, settings: Settings) -> Iterator[tupl
         Indexer(store, embedder, settings).index_corpus(spec)
         store.optimize()
         yield store, spec
+
+
+def speed(name: str, embedder: Embedder, settings: Settings) -> str:
+    """The model's cost on this set: the median time to embed one of its queries (each embedded 5 times,
+    after a warm-up), and the chunks per second of indexing its wiki (embedding included)."""
+    import statistics
+    import time
+
+    wiki, queries = load_set(name)
+    texts = [q["query"] for q in queries]
+    embedder.embed_queries(texts[:4])  # warm-up: the first calls allocate
+    times = []
+    for _ in range(5):
+        for text in texts:
+            started = time.perf_counter()
+            embedder.embed_query(text)
+            times.append(time.perf_counter() - started)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "db", embedder.dim)
+        spec = CorpusSpec(CORPUS, "custom", (wiki,), ("**/*.md",), (), None)
+        started = time.perf_counter()
+        Indexer(store, embedder, settings).index_corpus(spec)
+        elapsed = time.perf_counter() - started
+        chunks = store.count_rows()
+    return (
+        f"query embedding p50 {statistics.median(times) * 1000:.2f} ms; indexing {chunks / elapsed:.1f} "
+        f"chunks/s ({chunks} chunks in {elapsed:.1f} s)"
+    )
 
 
 def evaluate(name: str, embedder: Embedder, settings: Settings) -> list[tuple[str, str, dict[str, float]]]:
@@ -155,6 +210,7 @@ async def _rankings(
         subset = [q for q in queries if q["kind"] == kind]
         if subset and len(subset) < len(queries):
             groups[kind] = subset
+    groups.update(language_groups(queries))
     rankers: list[tuple[str, Ranker]] = [("dense", dense), ("bm25", bm25), ("fused", fused)]
     for ranking, ranker in rankers:
         for group, subset in groups.items():
@@ -166,7 +222,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--set", choices=("eval", "heldout", "sample", "all"), default="eval")
+    parser.add_argument("--set", choices=("eval", "heldout", "sample", "multilingual", "all"), default="eval")
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="also time the model: query-embedding p50 and indexing chunks/s of each set's wiki",
+    )
     parser.add_argument(
         "--chunk-tokens", type=int, default=None, help="override indexing.chunk_tokens (default: config)"
     )
@@ -186,6 +247,11 @@ def main() -> None:
     parser.add_argument(
         "--model", default=None, help="embedding model (default: [embeddings] model of the config)"
     )
+    parser.add_argument(
+        "--no-cjk-bigrams",
+        action="store_true",
+        help="analyse Chinese and Japanese runs as one token each, as before ADR 0053 (for comparison)",
+    )
     parser.add_argument("--by-kind", action="store_true", help="accepted for compatibility; always on")
     opts = parser.parse_args()
     # The package re-exports the ground function under the module's name: patch the module itself.
@@ -194,6 +260,8 @@ def main() -> None:
         literal.LiteralEvidence.votes = lambda self, rows: rows
     if opts.plain_gate:
         literal.WEIGHT_BY_RARITY = False
+    if opts.no_cjk_bigrams:  # cjk_spaced (index and queries) and the offsets all ask has_cjk first
+        analysis.has_cjk = lambda text: False
     if opts.bm25_weight is not None:
         ground_module.BM25_WEIGHT = opts.bm25_weight
     settings = load_baseline().settings
@@ -204,9 +272,12 @@ def main() -> None:
     gate = "off" if opts.no_literal_gate else "plain" if opts.plain_gate else "rarity-weighted"
     print(
         f"model {embedder.model_name}, chunk_tokens = {settings.chunk_tokens}, literal gate {gate}, BM25 weight {ground_module.BM25_WEIGHT}"
+        + (", CJK bigrams off" if opts.no_cjk_bigrams else "")
     )
     print(f"{'set':8s} {'ranking':8s} {'queries':17s} {'R@1':>6s} {'R@5':>6s} {'MRR':>6s} {'exact':>6s}")
     for name in names:
+        if opts.speed:
+            print(f"{name:8s} speed: {speed(name, embedder, settings)}")
         for ranking, group, m in evaluate(name, embedder, settings):
             label = f"{group} ({m['n']})"
             print(

@@ -59,20 +59,22 @@ def reference_held(text: str, terms: list[str]) -> list[bool]:
     return [j in given for j in range(len(terms))]
 
 
+def reference_tokens(text: str) -> list[tuple[int, int, str]]:
+    """The analyser over the whole text, with offsets: tantivy's tokens of the text, the runs of Chinese
+    and Japanese read as bigrams (``cjk_spaced``), offsets mapped back (each bigram its two characters)."""
+    if not analysis.has_cjk(text):
+        return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+    return analysis.token_spans(text)
+
+
 def reference_positions(text: str, terms: list[str]) -> list[tuple[int, int]]:
     index = term_of(terms)
-    return [
-        (t.char_offset_from, index[t.text]) for t in analyzer().pre_tokenize(text).tokens if t.text in index
-    ]
+    return [(start, index[token]) for start, _end, token in reference_tokens(text) if token in index]
 
 
 def reference_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
     index = term_of(terms)
-    return [
-        (t.char_offset_from, t.char_offset_to)
-        for t in analyzer().pre_tokenize(text).tokens
-        if t.text in index
-    ]
+    return [(start, end) for start, end, token in reference_tokens(text) if token in index]
 
 
 # -- the reported case -----------------------------------------------------------------------------------
@@ -190,6 +192,7 @@ PIECES = [
     "capability", "config", "configs", "configuring", "configuration", "the", "how", "I", "a_b", "b_b",
     "x9", "9go", "go", "gone", "RUNNING", "x" * 41, "y" * 39, "café", "cafe", "straße", "strasse",
     "æon", "x" * 35 + "é" + "y" * 5, "İgo", "ΟΔΟΣ", "οδοσ", "e\u0301", "ka\u093e", "\u2019s", "\u2014", "\xa0", "…",
+    "数据库", "备份", "再設定", "パスワード", "を", "。", "、", "API文档", "一",
 ]  # fmt: skip
 _SEPARATORS = [" ", " ", "\n", "-", "_", ".", "/", "", "'", "(", "\t"]
 unicode_texts = st.lists(

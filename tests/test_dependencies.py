@@ -23,6 +23,19 @@ def _declared() -> set[str]:
     return {_normal(re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
 
 
+def _import_module_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "import_module"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "importlib"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+
+
 def _imported_distributions() -> dict[str, set[str]]:
     """Distribution -> the src/ files importing it, for every top-level import that is not ours or stdlib."""
     owners = importlib.metadata.packages_distributions()
@@ -33,6 +46,10 @@ def _imported_distributions() -> dict[str, set[str]]:
                 modules = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 modules = [node.module]
+            elif _import_module_call(node):
+                # importlib.import_module("lancedb"): storage/lancedb_import.py imports it this way (ADR 0055).
+                assert isinstance(node, ast.Call) and isinstance(node.args[0], ast.Constant)
+                modules = [str(node.args[0].value)]
             else:
                 continue
             for module in modules:

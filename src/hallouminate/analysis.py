@@ -25,6 +25,16 @@ last letter differs from the word's only where the stemmer wrote it, so every wo
 "happi", "skies" -> "sky", "capability" -> "capabl"; "dying" -> "die" changes two). ADR 0019 gives the
 argument; ``tests/test_analysis.py`` checks it over a dictionary, and that the finder answers what the
 analyser does on every text its property tests draw.
+
+Chinese and Japanese are written without spaces: tantivy's simple tokenizer would make one token of a whole
+run of Han, Hiragana and Katakana (a clause, or a sentence; dropped when it reaches ``MAX_TOKEN_BYTES``), so
+no keyword inside it could match. Such a run is read as its overlapping character bigrams ("数据库备份" ->
+数据 据库 库备 备份; one character alone stays a unigram), as Lucene's CJK analyser does: no dictionary,
+no model, the same on every text, and a word of two or more characters is always a run of bigrams, so a
+query's word is found as a phrase of them (ADR 0053). ``cjk_spaced`` writes the bigrams out between
+spaces before tantivy sees a text, on both sides: the lexical index is given ``cjk_spaced(text)`` and
+every function here analyses through it, so index, gate, snippets and keywords agree. A text with no such
+run is passed through untouched (one regex search).
 """
 
 from __future__ import annotations
@@ -82,6 +92,66 @@ _WORD_HEAD = re.compile(f"{_WORD_CHARS}*\\Z")  # the part of a word up to a give
 # A text with more words holding letters outside ASCII than this is analysed whole (cheaper then).
 MAX_SHADOWED = 16
 
+# The scripts written without spaces between words, read as character bigrams: Han (CJK ideographs, their
+# extensions and compatibility forms, the iteration and closing marks 々 〆 〇), Hiragana, Katakana (with
+# its phonetic extensions and half-width forms; the prolonged sound mark ー is in its block). Hangul is
+# written with spaces and stays with the simple tokenizer.
+_CJK_CHARS = (
+    "\\u3005-\\u3007\\u3040-\\u309f\\u30a0-\\u30ff\\u31f0-\\u31ff\\u3400-\\u4dbf\\u4e00-\\u9fff"
+    "\\uf900-\\ufaff\\uff66-\\uff9f\\U00020000-\\U0003134f"
+)
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_CJK_ANY = re.compile(f"[{_CJK_CHARS}]")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a character of a script written without spaces (Han, Hiragana, Katakana)."""
+    return not text.isascii() and _CJK_ANY.search(text) is not None
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def cjk_spaced(text: str) -> str:
+    """``text`` with every run of Han, Hiragana and Katakana replaced by its bigrams between spaces: what
+    tantivy's analyser is given, so its tokens are this module's (the lexical index calls it on each
+    chunk). A text without such a run comes back as it is."""
+    if not has_cjk(text):
+        return text
+    return _CJK_RUN.sub(lambda run: " " + " ".join(_bigrams(run.group())) + " ", text)
+
+
+def _spaced_map(text: str) -> tuple[str, list[int]]:
+    """``cjk_spaced(text)`` and, for each of its characters, where it came from in ``text`` (a bigram's
+    characters point at theirs; an added space at the character after it)."""
+    pieces: list[str] = []
+    origin: list[int] = []
+    last = 0
+    for run in _CJK_RUN.finditer(text):
+        pieces.append(text[last : run.start()] + " ")
+        origin.extend(range(last, run.start() + 1))
+        for i, gram in enumerate(_bigrams(run.group())):
+            pieces.append(gram + " ")
+            at = run.start() + i
+            origin.extend([*range(at, at + len(gram)), at + len(gram)])
+        last = run.end()
+    pieces.append(text[last:])
+    origin.extend(range(last, len(text) + 1))
+    return "".join(pieces), origin
+
+
+def _offset_tokens(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of every token of ``text``, as character offsets in ``text`` (a bigram's are
+    its two characters)."""
+    if not has_cjk(text):
+        return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+    spaced, origin = _spaced_map(text)
+    return [
+        (origin[t.char_offset_from], origin[t.char_offset_to - 1] + 1, t.text)
+        for t in analyzer().pre_tokenize(spaced).tokens
+    ]
+
 
 def _words_builder() -> tantivy.TextAnalyzerBuilder:
     """The analyser up to its stemmer: words split, too long ones dropped, lower-cased, ASCII-folded."""
@@ -110,13 +180,13 @@ def analyzer() -> tantivy.TextAnalyzer:
 
 def analyze(text: str) -> list[str]:
     """Every token of ``text``, in order (repeats kept)."""
-    return analyzer().analyze(text)
+    return analyzer().analyze(cjk_spaced(text))
 
 
 def token_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, token)`` of every token of ``text``, in order: character offsets of the word each
     token was made of (``match_spans`` quotes them; search/spans.py)."""
-    return [(t.char_offset_from, t.char_offset_to, t.text) for t in analyzer().pre_tokenize(text).tokens]
+    return _offset_tokens(text)
 
 
 @functools.cache
@@ -133,7 +203,7 @@ def query_terms(query: str) -> list[str]:
     "rollback"): its term is then its token and the compounds', space-separated ("set setup"; a token
     never holds a space). Empty for a query of stop words and punctuation alone.
     """
-    words = _written().analyze(query)
+    words = _written().analyze(cjk_spaced(query))
     tokens = list(dict.fromkeys(_content_tokens(words)))
     if not tokens:
         return []
@@ -159,7 +229,7 @@ def query_terms(query: str) -> list[str]:
 
 def content_tokens(text: str) -> list[str]:
     """The tokens of ``text``'s words that are not stop words, in order (repeats kept)."""
-    return list(_content_tokens(_written().analyze(text)))
+    return list(_content_tokens(_written().analyze(cjk_spaced(text))))
 
 
 def _content_tokens(words: Iterable[str]) -> Iterator[str]:
@@ -174,7 +244,7 @@ def term_words(query: str) -> dict[str, str]:
     """For each content token of ``query``, the word it was written as (lower case, before stemming; the
     first such word)."""
     out: dict[str, str] = {}
-    for word in _written().analyze(query):
+    for word in _written().analyze(cjk_spaced(query)):
         if word not in STOP_WORDS:
             token = word_token(word)
             if token:
@@ -352,8 +422,7 @@ class TokenFinder:
         index = self._index
         found = _words(text)
         if found is None:
-            tokens = analyzer().pre_tokenize(text).tokens
-            return [(t.char_offset_from, index[t.text]) for t in tokens if t.text in index]
+            return [(start, index[token]) for start, _end, token in _offset_tokens(text) if token in index]
         words, others = found
         hits = [(at, index[token]) for at, token in others if token in index]
         for j, token, start, follow, _ in self._tokens:
@@ -492,7 +561,7 @@ def _tokens_at(word: str) -> tuple[tuple[int, str], ...]:
     """``(offset, token)`` of each token of a word outside ASCII. Cached."""
     found = _segment_tokens.get(word)
     if found is None:
-        found = tuple((t.char_offset_from, t.text) for t in analyzer().pre_tokenize(word).tokens)
+        found = tuple((start, token) for start, _end, token in _offset_tokens(word))
         if len(_segment_tokens) >= WORD_CACHE_SIZE:
             _segment_tokens.clear()
         _segment_tokens[word] = found

@@ -136,6 +136,17 @@ class EmbedderPort(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+class RefusedInputs(Exception):
+    """Raised by ``EmbedderPort.embed_passages`` when the embedder refused some inputs (an endpoint's HTTP
+    400/413/422) and embedded the rest: ``vectors`` holds every row (the refused ones zero), ``refused``
+    the refused inputs' indices with the reason. The indexer skips those chunks and counts them per file."""
+
+    def __init__(self, vectors: Vector, refused: dict[int, str]) -> None:
+        super().__init__(f"{len(refused)} input(s) refused")
+        self.vectors = vectors
+        self.refused = refused
+
+
 class StorePort(Protocol):
     """What the indexer writes and reads through (the daemon's ``Store``)."""
 

@@ -27,11 +27,14 @@ from hallouminate.client import DaemonUnavailable, connect_or_spawn
 from hallouminate.errors import Conflict
 from support.crash import PAGES, check_file_rows, disk_state, page_text, stored_files, versions
 from support.index_pause import hold_next_run, release, until_held
-from support.sandbox import SMALL_WIKI, Sandbox, kill_daemon_of, mcp_session
+from support.sandbox import Sandbox, kill_daemon_of, mcp_session
 
 WIKI = "repo:sample:wiki"
 # Bounds a hang only: never a speed figure.
 DEADLINE_SECS = 180.0
+# The wiki of the index runs (each embedded twice, the second time forced): the held run makes the overlap,
+# not the wiki's size; guides/ is the subdirectory a page is renamed into.
+WIKI_PAGES = ("index.md", "overview.md", "guides/getting-started.md")
 
 
 def hm(sandbox: Sandbox, *args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -53,7 +56,7 @@ async def running_kinds(conn: Any) -> dict[str, str]:
 async def test_a_second_client_index_is_refused_unless_it_waits(sandbox: Sandbox, tmp_path: Path) -> None:
     """Daemon protocol holds an index; MCP `index` and CLI `index` are refused naming the running one's
     age; CLI `index --force --wait` waits for it, then rebuilds every file."""
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    repo = sandbox.make_repo(pages=WIKI_PAGES)
     pause = tmp_path / "pause"
     sandbox.start_daemon({"HALLOUMINATE_TEST_INDEX_PAUSE": str(pause)})
     conn = await connect_or_spawn(spawn=False)
@@ -87,12 +90,12 @@ async def test_a_second_client_index_is_refused_unless_it_waits(sandbox: Sandbox
         assert waiter.poll() is None and not first.done()
         release(pause)
         report = (await asyncio.wait_for(first, DEADLINE_SECS))["corpora"][0]
-        assert report["files_upserted"] == len(SMALL_WIKI) and not report["forced"]
+        assert report["files_upserted"] == len(WIKI_PAGES) and not report["forced"]
         out, err = waiter.communicate(timeout=DEADLINE_SECS)
         assert waiter.returncode == 0, err
         rebuilt = json.loads(out)["corpora"][0]
         # Its own pass came after the first run, and was a rebuild: every (unchanged) file embedded again.
-        assert rebuilt["forced"] and rebuilt["files_upserted"] == len(SMALL_WIKI)
+        assert rebuilt["forced"] and rebuilt["files_upserted"] == len(WIKI_PAGES)
         assert rebuilt["chunks_written"] == rebuilt["chunks_total"] == report["chunks_total"]
 
         # Nothing running any more: a plain call is served again.
@@ -209,7 +212,7 @@ async def test_a_forced_rebuild_killed_half_way_leaves_every_file_indexed(sandbo
 async def test_the_mcp_tool_rebuilds_and_reports_renames_with_progress(sandbox: Sandbox) -> None:
     """MCP `index`: a rename moves the rows (said in the text too), `force` re-embeds every file with its
     progress notifications, `wait` with nothing running simply indexes."""
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    repo = sandbox.make_repo(pages=WIKI_PAGES)
     wiki = repo / ".hallouminate" / "wiki"
     (wiki / "broken.md").write_text("---\ntitle: [broken\n---\n# Broken\n\nThe walrus ledger.\n")
     notes: list[tuple[float, float | None, str | None]] = []
@@ -232,7 +235,7 @@ async def test_the_mcp_tool_rebuilds_and_reports_renames_with_progress(sandbox: 
             "index", {"cwd": str(repo), "force": True}, progress_callback=on_progress
         )
         report = forced.structured_content["corpora"][0]
-        files = len(SMALL_WIKI) + 1
+        files = len(WIKI_PAGES) + 1
         assert report["forced"] and report["files_upserted"] == files and report["files_seen"] == files
         assert report["chunks_written"] == report["chunks_total"] and report["frontmatter_unparsed"] == 1
         assert "rebuilt: every file read and embedded again" in forced.content[0].text

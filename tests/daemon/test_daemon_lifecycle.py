@@ -12,7 +12,7 @@ import pytest
 
 from hallouminate import __version__
 from hallouminate.client import connect_or_spawn, stop_daemon
-from hallouminate.errors import Internal
+from hallouminate.errors import Conflict, Internal
 from support.sandbox import SMALL_WIKI, Sandbox, kill_daemon_of, pid_alive
 
 
@@ -65,7 +65,8 @@ async def test_idle_exit_removes_the_socket_and_the_next_client_respawns(sandbox
 
 async def test_watching_a_busy_repository_does_not_keep_the_daemon_alive(sandbox: Sandbox) -> None:
     sandbox.write_config(sandbox.config_file.read_text() + "\n[daemon]\nidle_exit_secs = 2\n")
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+    # One short page: each edit below re-embeds it while the daemon counts down to its idle exit.
+    repo = sandbox.make_repo(pages=["index.md"])
     proc = sandbox.start_daemon()
     conn = await connect_or_spawn(spawn=False)
     try:
@@ -214,15 +215,17 @@ async def test_kill_9_then_the_next_call_respawns(sandbox: Sandbox) -> None:
         await conn.close()
 
 
-async def test_a_new_chunk_size_recuts_every_file_at_the_next_start(sandbox: Sandbox) -> None:
-    """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way: the daemon's
-    store records the size its chunks were cut to, and one cut otherwise is rebuilt."""
-    repo = sandbox.make_repo(pages=SMALL_WIKI)
+async def test_a_new_chunk_size_is_refused_until_a_rebuild_recuts_every_file(sandbox: Sandbox) -> None:
+    """Changing [indexing] chunk_tokens must not leave unchanged files cut the old way, nor drop the store
+    silently: the daemon's store records the size its chunks were cut to, refuses an index run cut
+    otherwise (naming the rebuild command), and `index --rebuild` cuts every page again."""
+    # Two pages of ~350 words: several chunks at 256 tokens, far more at 64 (each run embeds them all).
+    repo = sandbox.make_repo(pages=["architecture.md", "overview.md"])
 
-    async def chunks() -> int:
+    async def chunks(args: dict[str, Any]) -> int:
         conn = await connect_or_spawn(spawn=False)
         try:
-            await conn.call("index", str(repo), {})
+            await conn.call("index", str(repo), args)
             return int((await conn.call("corpus_stats", str(repo), {}))["total_chunks"])
         finally:
             await conn.close()
@@ -230,10 +233,14 @@ async def test_a_new_chunk_size_recuts_every_file_at_the_next_start(sandbox: San
     base = sandbox.config_file.read_text()
     sandbox.write_config(base + "\n[indexing]\nchunk_tokens = 256\n")
     sandbox.start_daemon()
-    large = await chunks()
+    large = await chunks({})
     assert await stop_daemon()
     sandbox.write_config(base + "\n[indexing]\nchunk_tokens = 64\n")
     sandbox.start_daemon()
-    small = await chunks()
+    with pytest.raises(Conflict) as refused:
+        await chunks({})
+    assert "hallouminate index --rebuild" in refused.value.message
+    assert refused.value.data["store"]["held"]["chunk_tokens"] == "256"
+    small = await chunks({"rebuild": True})
     # No file changed on disk, yet every page is cut again: far more, smaller chunks.
     assert small > 1.5 * large

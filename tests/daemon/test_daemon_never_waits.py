@@ -23,6 +23,7 @@ from support.sandbox import SMALL_WIKI, Sandbox, mcp_session
 QUESTION = "How does the MCP shim reach the daemon?"
 # Bounds a hang only (the old behaviour held a search for the whole run): never a speed figure.
 DEADLINE_SECS = 120.0
+ALPHA = ("index.md", "guides/getting-started.md")
 
 
 async def running(conn: DaemonConnection) -> dict[str, dict[str, Any]]:
@@ -54,7 +55,8 @@ def not_indexed(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 async def test_a_ground_answers_while_another_repository_is_indexed(sandbox: Sandbox, tmp_path: Path) -> None:
     """MCP `ground` in repository beta while alpha's corpus is being indexed: it answers while the run
     is held, and names beta's own corpus, never indexed, as being caught up now."""
-    alpha = sandbox.make_repo("alpha", pages=SMALL_WIKI)
+    # alpha's run is held at its first report, whatever its size: two pages, embedded once released.
+    alpha = sandbox.make_repo("alpha", pages=ALPHA)
     beta = sandbox.make_repo("beta", pages=("overview.md", "architecture.md"))
     pause = tmp_path / "pause"
     sandbox.start_daemon({"HALLOUMINATE_TEST_INDEX_PAUSE": str(pause)})
@@ -78,8 +80,8 @@ async def test_a_ground_answers_while_another_repository_is_indexed(sandbox: San
         assert "being indexed now" in answer.content[0].text
         release(pause)
         report = (await asyncio.wait_for(index, DEADLINE_SECS))["corpora"][0]
-        assert report["files_upserted"] == len(SMALL_WIKI)
-        assert events and events[-1]["done"] == events[-1]["total"] == len(SMALL_WIKI)
+        assert report["files_upserted"] == len(ALPHA)
+        assert events and events[-1]["done"] == events[-1]["total"] == len(ALPHA)
 
         async def beta_found() -> bool:
             found = await conn.call("ground", str(beta), {"query": QUESTION})

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hallouminate.analysis import query_terms
+from hallouminate.errors import StoreFault
 from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 from support.store_rows import DIM, chunk_rows, unit_vec
@@ -100,16 +101,59 @@ def test_update_stats_changes_every_row_of_the_file_only(store: Store) -> None:
     assert store.file_states("c")["b.md"].size == 100
 
 
-def test_rows_survive_reopen_and_a_new_dimension_rebuilds(tmp_path: Path) -> None:
+def test_rows_survive_reopen_and_a_new_dimension_is_refused_not_dropped(tmp_path: Path) -> None:
     first = Store(tmp_path / "db", DIM)
     first.replace_files("c", {"a.md": chunk_rows("a.md", ["persisted"])})
     again = Store(tmp_path / "db", DIM)
-    assert _texts(again, "c", "a.md") == ["persisted"]
+    assert again.mismatch is None and _texts(again, "c", "a.md") == ["persisted"]
     assert again.lexical.search(
         query_terms("persisted"), ["c"], 5
     )  # the BM25 index is rebuilt from the table
-    rebuilt = Store(tmp_path / "db", DIM * 2)
-    assert rebuilt.count_rows() == 0
+    # Another dimension: the table is kept as it is, said to differ, and refuses writes until rebuilt.
+    other = Store(tmp_path / "db", DIM * 2)
+    assert other.mismatch is not None and other.mismatch.held["dimensions"] == str(DIM)
+    assert other.mismatch.configured["dimensions"] == str(DIM * 2)
+    assert other.count_rows() == 1 and _texts(other, "c", "a.md") == ["persisted"]
+    with pytest.raises(StoreFault, match="index --rebuild"):
+        other.replace_files("c", {"b.md": chunk_rows("b.md", ["new"], dim=DIM * 2)})
+    with pytest.raises(StoreFault):
+        other.delete_files("c", ["a.md"])
+    assert Store(tmp_path / "db", DIM).count_rows() == 1  # nothing was lost meanwhile
+    other.rebuild()
+    assert other.mismatch is None and other.count_rows() == 0
+    other.replace_files("c", {"b.md": chunk_rows("b.md", ["new"], dim=DIM * 2)})
+    assert Store(tmp_path / "db", DIM * 2).mismatch is None
+
+
+def test_another_model_is_refused_and_a_new_text_preparation_of_the_same_model_rebuilds(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "db"
+    Store(db, DIM, model_name="m1", text_prep="p1").replace_files("c", {"a.md": chunk_rows("a.md", ["x"])})
+    model = Store(db, DIM, model_name="m2", text_prep="p2").mismatch
+    assert model is not None and model.held == {"model": "m1", "text_prep": "p1"}
+    assert model.configured == {"model": "m2", "text_prep": "p2"}
+    back = Store(db, DIM, model_name="m1", text_prep="p1")  # going back: nothing was lost
+    assert back.mismatch is None and back.rebuilt is None and back.count_rows() == 1
+    # The same model with texts prepared otherwise: only a release does that, so the store rebuilds, loudly.
+    upgraded = Store(db, DIM, model_name="m1", text_prep="p2")
+    assert upgraded.mismatch is None and upgraded.count_rows() == 0
+    assert upgraded.rebuilt is not None and "'p1'" in upgraded.rebuilt and "'p2'" in upgraded.rebuilt
+
+
+def test_a_store_of_another_schema_version_is_rebuilt_and_says_so(tmp_path: Path) -> None:
+    import lancedb
+
+    from hallouminate.storage.schema import META_VERSION, TABLE, chunk_schema
+
+    Store(tmp_path / "db", DIM).replace_files("c", {"a.md": chunk_rows("a.md", ["old layout"])})
+    db = lancedb.connect(str(tmp_path / "db"))
+    old = chunk_schema(DIM, None)
+    db.drop_table(TABLE)
+    db.create_table(TABLE, schema=old.with_metadata({META_VERSION: b"0"}))
+    reopened = Store(tmp_path / "db", DIM)
+    assert reopened.rebuilt is not None and "schema version 0" in reopened.rebuilt
+    assert reopened.mismatch is None and reopened.count_rows() == 0
 
 
 async def test_optimize_keeps_results(store: Store) -> None:
@@ -160,16 +204,19 @@ def test_readers_never_see_a_half_replaced_file(store: Store) -> None:
     assert landed >= 3, f"{landed} commits landed between reads ({[len(mine) for mine in seen]} reads)"
 
 
-def test_a_table_cut_at_another_chunk_size_is_rebuilt(tmp_path: Path) -> None:
+def test_a_table_cut_at_another_chunk_size_is_refused_until_rebuilt(tmp_path: Path) -> None:
     db = tmp_path / "db"
     Store(db, DIM, chunk_tokens=128).replace_files("c", {"a.md": chunk_rows("a.md", ["kept"])})
     assert _texts(Store(db, DIM, chunk_tokens=128), "c", "a.md") == ["kept"]
     # A tool that does not say how its chunks were cut takes the table as it is.
     assert _texts(Store(db, DIM), "c", "a.md") == ["kept"]
-    # [indexing] chunk_tokens changed: every file must be cut again, so the derived table is rebuilt.
-    rebuilt = Store(db, DIM, chunk_tokens=64)
-    assert rebuilt.count_rows() == 0 and rebuilt.file_states("c") == {}
-    rebuilt.replace_files("c", {"a.md": chunk_rows("a.md", ["recut"])})
+    # [indexing] chunk_tokens changed: every file must be cut again; until it is, nothing is dropped.
+    recut = Store(db, DIM, chunk_tokens=64)
+    assert recut.mismatch is not None and recut.mismatch.held["chunk_tokens"] == "128"
+    assert recut.count_rows() == 1
+    recut.rebuild()
+    assert recut.count_rows() == 0 and recut.file_states("c") == {}
+    recut.replace_files("c", {"a.md": chunk_rows("a.md", ["recut"])})
     assert _texts(Store(db, DIM, chunk_tokens=64), "c", "a.md") == ["recut"]
 
 

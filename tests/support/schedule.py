@@ -8,8 +8,10 @@ lets the many short files even out the two workers' ends.
 
 The weights are the files' serial seconds (``pytest --durations=0``, one directory at a time) measured on
 the shared 2-core machine (December 2026, under load from other work: only their order matters); files
-under 10 s are not listed. A file not listed (a new one) goes after every listed one, in collection order;
-list it here once it is among the longest.
+under 10 s are not listed. The files issue 19 made faster are their survey figure times the ratio of
+their ``--durations=0`` totals after/before, both run side by side in the same minutes (ADR 0055). A file
+not listed (a new one) goes after every listed one, in collection order; list it here once it is among
+the longest.
 """
 
 from __future__ import annotations
@@ -19,17 +21,17 @@ from typing import Protocol, TypeVar
 
 # tests/<path>: serial seconds of the whole file (setup, calls and teardown).
 FILE_SECONDS: dict[str, float] = {
-    "reliability/test_kill9_cycles.py": 192.5,
-    "daemon/test_daemon_watcher.py": 191.1,
-    "daemon/test_daemon_crash_safety.py": 166.8,
     "model/test_int8_install.py": 157.7,
-    "daemon/test_daemon_index_single_flight.py": 126.9,
-    "daemon/test_daemon_never_waits.py": 125.1,
-    "reliability/test_load_writes.py": 123.6,
-    "daemon/test_daemon_lifecycle.py": 112.5,
-    "http/test_http_hostile.py": 83.0,
-    "shim/test_shim_stdio.py": 81.5,
-    "wiki/test_move_crash_safety.py": 74.6,
+    "reliability/test_kill9_cycles.py": 150.4,
+    "daemon/test_daemon_watcher.py": 129.1,
+    "daemon/test_daemon_crash_safety.py": 136.0,
+    "daemon/test_daemon_index_single_flight.py": 102.7,
+    "daemon/test_daemon_never_waits.py": 95.2,
+    "reliability/test_load_writes.py": 113.8,
+    "daemon/test_daemon_lifecycle.py": 79.0,
+    "http/test_http_hostile.py": 77.9,
+    "shim/test_shim_stdio.py": 65.0,
+    "wiki/test_move_crash_safety.py": 51.7,
     "http/test_http_kuradb.py": 71.9,
     "reliability/test_load_shims.py": 74.1,
     "shim/test_grooveseek_face.py": 68.7,
@@ -38,6 +40,8 @@ FILE_SECONDS: dict[str, float] = {
     "wiki/test_wiki_crash_safety.py": 51.9,
     "http/test_http_cli.py": 36.3,
     "shim/test_shim_kb_resources.py": 45.7,
+    "daemon/test_store_refuses_mixing.py": 50.0,
+    "embedding/test_endpoint_provider.py": 45.0,
     "daemon/test_daemon_load.py": 45.7,
     "shim/test_shim_ts_client.py": 44.6,
     "cli/test_cli_index_reports.py": 42.8,
@@ -51,8 +55,10 @@ FILE_SECONDS: dict[str, float] = {
     "http/test_http_ui_unindexed.py": 28.5,
     "reliability/test_faults.py": 27.9,
     "http/test_http_ts_client.py": 25.7,
+    "model/test_multilingual_real.py": 25.2,
     "cli/test_cli_install.py": 25.1,
     "search/test_ground_rerank.py": 24.9,
+    "search/test_multilingual_ground.py": 21.1,
     "cli/test_cli_commands.py": 24.6,
     "http/test_http_transport.py": 21.3,
     "shim/test_shim_error_families.py": 23.9,
@@ -78,6 +84,7 @@ FILE_SECONDS: dict[str, float] = {
     "search/test_ground_repo_settings.py": 10.6,
     "evaluation/test_eval_command.py": 10.2,
     "search/test_list_topics.py": 10.1,
+    "daemon/test_daemon_start_imports.py": 10.0,
 }
 
 

@@ -10,13 +10,15 @@ import numpy as np
 DIM = 8
 
 
-def unit_vec(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+def unit_vec(seed: int, dim: int = DIM) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
     return v / np.linalg.norm(v)
 
 
-def chunk_rows(path: str, texts: list[str], digest: str = "h", seed: int = 0) -> list[dict[str, Any]]:
-    """One row per text of file ``path`` (content hash ``digest``), vectors seeded from ``seed`` up."""
+def chunk_rows(
+    path: str, texts: list[str], digest: str = "h", seed: int = 0, dim: int = DIM
+) -> list[dict[str, Any]]:
+    """One row per text of file ``path`` (content hash ``digest``), ``dim``-d vectors seeded from ``seed`` up."""
     return [
         {
             "abs_path": f"/abs/{path}",
@@ -28,7 +30,7 @@ def chunk_rows(path: str, texts: list[str], digest: str = "h", seed: int = 0) ->
             "content_hash": digest,
             "file_size": 100,
             "file_mtime_ns": 1_000,
-            "vector": unit_vec(seed + i),
+            "vector": unit_vec(seed + i, dim),
         }
         for i, text in enumerate(texts)
     ]

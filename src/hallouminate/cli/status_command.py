@@ -32,9 +32,15 @@ def status(corpus: str | None, fmt: str) -> None:
     # The daemon's HTTP URL while it listens (docs/http.md): where other clients reach the same corpora.
     daemon: StatusResult = call_daemon("status")
     url = daemon.get("http_url")
+    # The store refusing to mix vectors (or rebuilt at start for a new layout): first, it explains the rest.
+    store = {key: daemon[key] for key in ("store_mismatch", "store_rebuilt") if key in daemon}
     if fmt == "json":
-        click.echo(json.dumps({"corpora": results, **({"http_url": url} if url else {})}, indent=2))
+        click.echo(json.dumps({"corpora": results, **({"http_url": url} if url else {}), **store}, indent=2))
         return
+    if "store_mismatch" in daemon:
+        click.echo(f"store refuses to mix vectors: {daemon['store_mismatch']['message']}")
+    if "store_rebuilt" in daemon:
+        click.echo(f"store rebuilt: {daemon['store_rebuilt']}")
     if url:
         click.echo(f"HTTP: {url}")
     if not results:

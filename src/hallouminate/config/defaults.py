@@ -32,3 +32,14 @@ REPO_CONFIG = ".hallouminate/config.toml"
 # directories to look at (a cwd of / or ~ must stay cheap: discovery runs on every such request).
 DISCOVERY_MAX_DEPTH = 4
 DISCOVERY_MAX_DIRS = 20_000
+# [embeddings] provider: "local" runs MODEL_NAME (or [embeddings] model) in the daemon; "openai-compatible"
+# calls an HTTP embedding endpoint (docs/model.md, "An OpenAI-compatible endpoint").
+EMBEDDING_PROVIDER = "local"
+EMBEDDING_PROVIDERS = ("local", "openai-compatible")
+# The endpoint client's defaults: inputs per request (OpenAI accepts up to 2048), seconds per request,
+# the most tokens the endpoint reads of one input (512: what small embedding servers accept), and the
+# attempts after the first on a 429, a 5xx or a dropped connection.
+ENDPOINT_BATCH_SIZE = 64
+ENDPOINT_TIMEOUT_SECS = 60.0
+ENDPOINT_MAX_INPUT_TOKENS = 512
+ENDPOINT_MAX_RETRIES = 5

@@ -81,6 +81,20 @@ BASELINE_ONLY_WHY = {
 # Old key names still accepted (docs/configuration.md): old "table.key" -> the current one. Giving both in
 # one file is an error: which one would win is not obvious.
 RENAMED = {"indexing.max_file_bytes": "indexing.max_text_file_size"}
+# [embeddings] keys of the OpenAI-compatible endpoint (provider = "openai-compatible" only).
+ENDPOINT_KEYS = tuple(
+    f"embeddings.{key}"
+    for key in (
+        "base_url",
+        "dimensions",
+        "api_key_env",
+        "batch_size",
+        "timeout_secs",
+        "max_input_tokens",
+        "max_retries",
+        "send_dimensions",
+    )
+)
 
 
 def read_layer(file: Path, root: Path | None) -> Layer:
@@ -279,7 +293,34 @@ class _Parser:
             else:
                 self.report(self.unknown("", table, known_tables))
         self.attempt(self.http_exposure, layer)
+        raw = doc.get("embeddings")
+        self.attempt(self.embedding_endpoint, layer, raw if isinstance(raw, dict) else {})
         return layer
+
+    def embedding_endpoint(self, layer: Layer, raw: dict[str, Any]) -> None:
+        """``[embeddings] provider = "openai-compatible"`` needs ``base_url``, ``model`` and ``dimensions``;
+        the endpoint's keys without it would be ignored silently, so they are refused. ``raw`` is the table
+        as written: a key given with a bad value was reported already, and is not "missing" too."""
+        if "provider" in raw and "embeddings.provider" not in layer.scalars:
+            return  # a bad provider, reported already
+        provider = layer.scalars.get("embeddings.provider", defaults.EMBEDDING_PROVIDER)
+        given = [key.split(".", 1)[1] for key in ENDPOINT_KEYS if key.split(".", 1)[1] in raw]
+        if provider != "openai-compatible":
+            if given:
+                raise self.fail(
+                    f"[embeddings] {given[0]}",
+                    'applies to an embedding endpoint only: set [embeddings] provider = "openai-compatible" '
+                    f"or remove {', '.join(given)}",
+                )
+            return
+        missing = [key for key in ("base_url", "model", "dimensions") if key not in raw]
+        if missing:
+            raise self.fail(
+                "[embeddings] provider",
+                f'= "openai-compatible" needs {", ".join(missing)}: the endpoint\'s URL (base_url, e.g. '
+                '"http://127.0.0.1:8080/v1"), the model it serves (model) and the length of its vectors '
+                '(dimensions); see docs/model.md, "An OpenAI-compatible endpoint"',
+            )
 
     def http_exposure(self, layer: Layer) -> None:
         """A listener reachable from other machines must ask for a token: ``[http] host`` other than a
@@ -437,6 +478,47 @@ class _Parser:
                 )
         return tuple(dict.fromkeys(items))
 
+    def provider(self, where: str, value: Any) -> str:
+        text = self.string(where, value).strip()
+        if text not in defaults.EMBEDDING_PROVIDERS:
+            choices = " or ".join(repr(p) for p in defaults.EMBEDDING_PROVIDERS)
+            raise self.fail(where, f"must be {choices}, got {text!r}")
+        return text
+
+    def base_url(self, where: str, value: Any) -> str:
+        """``[embeddings] base_url``: the endpoint's API root, to which ``/embeddings`` is appended."""
+        text = self.string(where, value).strip().rstrip("/")
+        try:
+            parts = urlsplit(text)
+            parts.port  # noqa: B018 - raises on a port that is no number
+        except ValueError as exc:
+            raise self.fail(where, f"{text!r} does not parse as a URL ({exc})") from None
+        problem = None
+        if parts.scheme not in ("http", "https"):
+            problem = "does not start with http:// or https://"
+        elif not parts.hostname:
+            problem = "names no host"
+        elif parts.username is not None or parts.password is not None:
+            problem = "holds a user name or password (put the key in the variable api_key_env names)"
+        elif parts.query or parts.fragment or any(c.isspace() for c in text):
+            problem = "has a query, a fragment or whitespace"
+        if problem:
+            raise self.fail(where, f'{text!r} {problem}: write the API root, e.g. "http://127.0.0.1:8080/v1"')
+        return text
+
+    def env_name(self, where: str, value: Any) -> str:
+        """``[embeddings] api_key_env``: the NAME of the variable holding the key, never the key."""
+        text = self.string(where, value)
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            # The value is not echoed: a key pasted here by mistake must not reach a log or a terminal.
+            raise self.fail(
+                where,
+                "must be the name of an environment variable (letters, digits and '_', e.g. "
+                '"OPENAI_API_KEY"), not the key itself: put the key in that variable of the daemon\'s '
+                "environment",
+            )
+        return text
+
     def boolean(self, where: str, value: Any) -> bool:
         if not isinstance(value, bool):
             raise self.fail(where, f"must be true or false, got {value!r}")
@@ -502,7 +584,21 @@ class _Parser:
 
 def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar]]]:
     return {
-        "embeddings": {"model": p.string, "cache_dir": p.path, "reranker": p.reranker},
+        "embeddings": {
+            "model": p.string,
+            "cache_dir": p.path,
+            "reranker": p.reranker,
+            # An OpenAI-compatible endpoint instead of a local model (embedding/endpoint.py).
+            "provider": p.provider,
+            "base_url": p.base_url,
+            "dimensions": p.positive_int,
+            "api_key_env": p.env_name,
+            "batch_size": p.positive_int,
+            "timeout_secs": p.positive_number,
+            "max_input_tokens": p.positive_int,
+            "max_retries": p.non_negative_int,
+            "send_dimensions": p.boolean,
+        },
         "storage": {"path": p.path},
         "daemon": {"idle_exit_secs": p.positive_number},
         # Each [search] key is the default of the `ground` parameter of the same name.

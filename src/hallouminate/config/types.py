@@ -89,6 +89,20 @@ class Settings:
     discovery_max_depth: int = 4
     # A cross-encoder re-scoring ranked results (a fastembed name or a directory), or None: no rerank stage.
     reranker: str | None = None
+    # [embeddings] provider: "local" (a model run in the daemon, model_name) or "openai-compatible" (an
+    # HTTP embedding endpoint: model_name is the endpoint's model; embedding/endpoint.py, docs/model.md).
+    embedding_provider: str = defaults.EMBEDDING_PROVIDER
+    # The endpoint's settings (used with provider = "openai-compatible" only; the layer checks them).
+    endpoint_base_url: str | None = None
+    endpoint_dimensions: int | None = None
+    # The NAME of the environment variable holding the key; the key itself is never in a config file.
+    endpoint_api_key_env: str | None = None
+    endpoint_batch_size: int = defaults.ENDPOINT_BATCH_SIZE
+    endpoint_timeout_secs: float = defaults.ENDPOINT_TIMEOUT_SECS
+    endpoint_max_input_tokens: int = defaults.ENDPOINT_MAX_INPUT_TOKENS
+    endpoint_max_retries: int = defaults.ENDPOINT_MAX_RETRIES
+    # Whether requests carry "dimensions" (models with shortenable vectors need it; others refuse it).
+    endpoint_send_dimensions: bool = False
     # How long one query's rerank may take before the fused order is returned (protocol/limits.py).
     rerank_budget_ms: int = limits.RERANK_BUDGET_MS.default or 0
     # get_best_practice's page paths, each with {target}: the repo layer's first, then the baseline's.

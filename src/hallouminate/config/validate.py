@@ -189,6 +189,18 @@ def baseline_template() -> str:
 # A cross-encoder re-scoring each search's best candidates (off unless set; docs/search.md, "Rerank"):
 # a name fastembed knows (downloaded once from the model hub) or a directory holding one.
 #reranker = "Xenova/ms-marco-MiniLM-L-6-v2"
+# Or embed with an OpenAI-compatible endpoint instead of a local model (docs/model.md): model is then the
+# endpoint's model; the key is read from the environment variable api_key_env names, never from here.
+# Changing model or provider later needs `hallouminate index --rebuild` (the store never mixes vectors).
+#provider = "openai-compatible"
+#base_url = "http://127.0.0.1:8080/v1"
+#dimensions = 384
+#api_key_env = "OPENAI_API_KEY"
+#batch_size = {defaults.ENDPOINT_BATCH_SIZE}
+#timeout_secs = {defaults.ENDPOINT_TIMEOUT_SECS:g}
+#max_input_tokens = {defaults.ENDPOINT_MAX_INPUT_TOKENS}
+#max_retries = {defaults.ENDPOINT_MAX_RETRIES}
+#send_dimensions = false
 
 # Where the index lives.
 #[storage]

@@ -79,6 +79,7 @@ from hallouminate.protocol.results import (
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
+    from hallouminate.embedding.endpoint import EndpointEmbedder
     from hallouminate.embedding.reranker import CrossEncoder
     from hallouminate.indexing import Indexer
     from hallouminate.indexing.documents import FormatLimits
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from hallouminate.search.topics import TopicsCache
     from hallouminate.storage import Store
     from hallouminate.storage.reader import AsyncReader
+    from hallouminate.storage.store import Mismatch
     from hallouminate.wiki.move import MoveOutcome
     from hallouminate.wiki.writes import WriteOutcome
 
@@ -152,7 +154,7 @@ class Runtime:
         self.settings = settings
         self.version = __version__
         self._store: Store | None = None
-        self._embedder: Embedder | None = None
+        self._embedder: Embedder | EndpointEmbedder | None = None
         self._indexer: Indexer | None = None
         self._reader: AsyncReader | None = None
         self._load_error: HallouminateError | None = None
@@ -215,11 +217,10 @@ class Runtime:
         with self._load_lock:
             if self._indexer is not None:
                 return
-            from hallouminate.embedding import Embedder
             from hallouminate.storage.reader import AsyncReader
 
             started = time.perf_counter()
-            embedder = Embedder(self.settings.model_cache_dir, self.settings.model_name)
+            embedder = self._new_embedder()
             store = self._open_store(embedder)
             self._embedder, self._store = embedder, store
             self._reader = AsyncReader(store)
@@ -346,6 +347,7 @@ class Runtime:
 
     async def _refresh_paths(self, spec: CorpusSpec, paths: list[str]) -> None:
         await self._store_ready(rebuild=False)
+        await self._vectors_ready()
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
             with self._store_faults():
@@ -399,11 +401,44 @@ class Runtime:
             self._load_error = Bug(f"could not load the model or the store: {type(exc).__name__}: {exc}")
             raise self._load_error from exc
 
-    async def _engine(self) -> tuple[Store, Embedder, Indexer]:
+    async def _engine(self) -> tuple[Store, Embedder | EndpointEmbedder, Indexer]:
         # A failed load is retried on each request: the user may have run `hallouminate model install`.
         await self._ensure_loaded()
         assert self._store is not None and self._embedder is not None and self._indexer is not None
         return self._store, self._embedder, self._indexer
+
+    async def _vectors_ready(self) -> None:
+        """Refuse (``Conflict``) what would read or write vectors while the store holds vectors made
+        otherwise than the configured embedder makes them: never mixed, never dropped silently."""
+        store, _, _ = await self._engine()
+        if store.mismatch is not None:
+            raise self._mismatch_error(store.mismatch)
+
+    def _refuse_mixed_write(self) -> None:
+        """A write tool's refusal before it writes, when the loaded store refuses vectors: a file written
+        but never indexed would be a worse answer. (Still loading: its re-index warns instead.)"""
+        store = self._store
+        if store is not None and store.mismatch is not None:
+            raise self._mismatch_error(store.mismatch)
+
+    def _mismatch_error(self, mismatch: Mismatch) -> Conflict:
+        held = ", ".join(f"{k} {v}" for k, v in mismatch.held.items())
+        configured = ", ".join(f"{k} {v}" for k, v in mismatch.configured.items())
+        back = _going_back(mismatch)
+        return Conflict(
+            f"the store at {self.settings.store_dir} holds vectors that cannot be mixed with the configured "
+            f"embedder's ({'; '.join(mismatch.reasons)}): it holds {held}; configured is {configured}. "
+            "Run `hallouminate index --rebuild` (the index tool's rebuild: true) to drop them and embed "
+            "every corpus again with the configured model; "
+            f"or go back: {back}, then restart the daemon (`hallouminate daemon stop`). Searches, index "
+            "runs and writes are refused until then; reads and listings still answer.",
+            {
+                "problem": "store-mismatch",
+                "store": {"held": mismatch.held, "configured": mismatch.configured},
+                "reasons": list(mismatch.reasons),
+                "fix": "hallouminate index --rebuild",
+            },
+        )
 
     async def _store_ready(self, *, rebuild: bool) -> None:
         """Refuse clearly when the store directory is gone or replaced, instead of a raw LanceDB error.
@@ -425,7 +460,31 @@ class Runtime:
                 log.warning("the store %s was removed; rebuilding it", self.settings.store_dir)
                 await asyncio.to_thread(self._reopen_store)
 
-    def _open_store(self, embedder: Embedder) -> Store:
+    def _new_embedder(self) -> Embedder | EndpointEmbedder:
+        """The configured provider's embedder: a local model, or an OpenAI-compatible endpoint."""
+        s = self.settings
+        if s.embedding_provider == "openai-compatible":
+            from hallouminate.embedding.endpoint import EndpointEmbedder, default_tokenizer_dir
+
+            # The layer checked that these are set with this provider.
+            assert s.endpoint_base_url is not None and s.endpoint_dimensions is not None
+            return EndpointEmbedder(
+                base_url=s.endpoint_base_url,
+                model=s.model_name,
+                dimensions=s.endpoint_dimensions,
+                api_key_env=s.endpoint_api_key_env,
+                batch_size=s.endpoint_batch_size,
+                timeout_secs=s.endpoint_timeout_secs,
+                max_input_tokens=s.endpoint_max_input_tokens,
+                max_retries=s.endpoint_max_retries,
+                send_dimensions=s.endpoint_send_dimensions,
+                tokenizer_dir=default_tokenizer_dir(s.model_cache_dir),
+            )
+        from hallouminate.embedding import Embedder
+
+        return Embedder(s.model_cache_dir, s.model_name)
+
+    def _open_store(self, embedder: Embedder | EndpointEmbedder) -> Store:
         from hallouminate.indexing.chunker import EMBED_TEXT_FORM
         from hallouminate.storage import Store
 
@@ -435,7 +494,7 @@ class Runtime:
         return Store(
             self.settings.store_dir,
             embedder.dim,
-            model_name=self.settings.model_name,
+            model_name=embedder.model_name,  # the endpoint's says so: "openai-compatible:<model>"
             chunk_tokens=chunk_tokens,
             text_prep=f"{EMBED_TEXT_FORM}; {embedder.text_prep}",
         )
@@ -447,7 +506,7 @@ class Runtime:
 
         return format_limits(self.settings)
 
-    def _new_indexer(self, store: Store, embedder: Embedder) -> Indexer:
+    def _new_indexer(self, store: Store, embedder: Embedder | EndpointEmbedder) -> Indexer:
         from hallouminate.indexing import Indexer
         from hallouminate.indexing.problems import PROBLEMS_FILE, ProblemLog
 
@@ -564,6 +623,7 @@ class Runtime:
 
     async def _whole_corpus(self, spec: CorpusSpec, run: _CorpusRun) -> IndexReport:
         await self._store_ready(rebuild=True)
+        await self._vectors_ready()
         _, _, indexer = await self._engine()
         async with self._lock(spec.store_key):
             with self._store_faults():
@@ -656,6 +716,11 @@ class Runtime:
         keys = self._claim_index(specs, wait=args.get("wait", False))
         try:
             force = args.get("force", False)
+            rebuild = args.get("rebuild", False)
+            if force or rebuild:
+                await self._probe()  # before anything is emptied or re-embedded
+            if rebuild:
+                await self._rebuild()
             reports = [await self._index_corpus(spec, emit, force=force) for spec in specs]
         finally:
             for key, began in keys:
@@ -663,6 +728,43 @@ class Runtime:
                 if not self._client_indexes[key]:
                     del self._client_indexes[key]
         return {"corpora": reports, "seconds": round(time.perf_counter() - started, 3), "warnings": []}
+
+    async def _probe(self) -> None:
+        """Embed one text before a forced run or a rebuild: an embedder that fails (an endpoint down, a
+        wrong key) fails the call here, with the store untouched, not half-way through emptying it."""
+        from hallouminate.embedding.endpoint import PROBE_TEXT
+
+        _, embedder, _ = await self._engine()
+        try:
+            await asyncio.to_thread(embedder.embed_passages, [PROBE_TEXT])
+        except HallouminateError as exc:
+            raise exc.reworded(
+                "the embedder failed a probe before re-embedding anything, so the index was left as it "
+                f"is: {exc.message}"
+            ) from exc
+
+    async def _rebuild(self) -> None:
+        """``index --rebuild``: drop every corpus's rows and make the table anew for the configured
+        embedder (the way out of a store-mismatch refusal); the call then indexes its own corpora, and every
+        other corpus known is caught up in the background (embedded again from its files)."""
+        store, _, _ = await self._engine()
+        # Runs in flight write the old table: let them end first (their failures are their callers').
+        for run in list(self._runs.values()):
+            if run.task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(run.task)
+        async with self._rebuild_lock:
+            held = store.mismatch
+            with self._store_faults():
+                await asyncio.to_thread(store.rebuild)
+                await asyncio.to_thread(self._reopen_store)  # a new reader and indexer on the new table
+            log.warning(
+                "store rebuilt on request%s; every corpus is embedded again",
+                f" (it held {held.held}, configured {held.configured})" if held is not None else "",
+            )
+        self._background_work.clear()
+        self._catch_up_failed.clear()  # refused while mismatched: due again at once
+        self._spawn(self._startup_catch_up())  # every other corpus the daemon knows: from its files
 
     def _claim_index(self, specs: list[CorpusSpec], *, wait: bool) -> list[tuple[str, float]]:
         """Record a client ``index`` of ``specs`` as running, or refuse it (``Conflict``) when another one
@@ -698,6 +800,7 @@ class Runtime:
                 raise _no_corpora(where.cwd)
         _, embedder, _ = await self._engine()
         await self._store_ready(rebuild=False)
+        await self._vectors_ready()
         # Answered from what is indexed now, never after an index run: the corpora being indexed (their
         # first catch-up since start-up begins here) are named in the not-indexed warning.
         indexing = self._indexing(specs)
@@ -775,6 +878,7 @@ class Runtime:
         mode = args.get("mode")
         _, embedder, _ = await self._engine()
         await self._store_ready(rebuild=False)
+        await self._vectors_ready()
         self._indexing([spec])  # its first catch-up since start-up begins here; never waited for
         if self._batcher is None or self._batcher[0] is not embedder:
             self._batcher = (embedder, batcher_for(embedder))
@@ -797,6 +901,7 @@ class Runtime:
         spec = corpus_for(await self._resolve(where), args.get("corpus"))
         store, _, _ = await self._engine()
         await self._store_ready(rebuild=False)
+        await self._vectors_ready()
         assert self._reader is not None
         indexed: list[set[str]] = []  # the corpus's indexed pages, read once, when first asked
 
@@ -987,6 +1092,7 @@ class Runtime:
         same files waits for it, then finds their stored size and mtime current and embeds nothing.
         """
         spec = corpus_for(await self._resolve(where), args["corpus"])
+        self._refuse_mixed_write()
         if self._recovered is not None:
             # A failed sweep is logged once (start_background_load); each write sweeps its own directory.
             with contextlib.suppress(Exception):
@@ -1012,6 +1118,7 @@ class Runtime:
         """
         try:
             await self._store_ready(rebuild=False)
+            await self._vectors_ready()
             _, _, indexer = await self._engine()
             with self._store_faults():
                 report = await self._run_index(indexer.index_paths, spec, paths)
@@ -1036,6 +1143,7 @@ class Runtime:
         """``move_markdown`` (wiki/move.py), then a re-index of the old path (its rows go), the new one and
         every page it rewrote, under the corpus lock as ``write``: a following ground sees the new path."""
         spec = corpus_for(await self._resolve(where), args["corpus"])
+        self._refuse_mixed_write()
         if self._recovered is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._recovered)
@@ -1057,7 +1165,7 @@ class Runtime:
             model = f"failed: {self._load_error.message}"
         else:
             model = "loading"
-        return {
+        result: RuntimeStatus = {
             "version": self.version,
             "pid": os.getpid(),
             "model": model,
@@ -1076,6 +1184,18 @@ class Runtime:
             # Once loaded: every corpus the store holds problems for, whoever's repository it is.
             "file_problems": self._indexer.problems.all() if self._indexer is not None else {},
         }
+        store = self._store
+        if store is not None and store.mismatch is not None:
+            error = self._mismatch_error(store.mismatch)
+            result["store_mismatch"] = {
+                "message": error.message,
+                "held": store.mismatch.held,
+                "configured": store.mismatch.configured,
+                "fix": "hallouminate index --rebuild",
+            }
+        if store is not None and store.rebuilt is not None:
+            result["store_rebuilt"] = store.rebuilt
+        return result
 
     async def close(self) -> None:
         if self._loading is not None and not self._loading.done():
@@ -1140,6 +1260,25 @@ def _resource_corpus(resolved: Resolved) -> CorpusSpec | None:
     for a knowledge base), the one the read tools use without ``corpus``; None: no resources."""
     name = resolved.default_corpus
     return resolved.corpora.get(name) if name is not None else None
+
+
+def _going_back(mismatch: Mismatch) -> str:
+    """The configuration that makes vectors like the store's again (the other way out of a mismatch)."""
+    steps = []
+    model = mismatch.held.get("model", "unrecorded")
+    if model != mismatch.configured.get("model"):
+        if model.startswith("openai-compatible:"):
+            steps.append(
+                f'set [embeddings] provider = "openai-compatible" and model = "{model.split(":", 1)[1]}" '
+                "(with its base_url and dimensions)"
+            )
+        elif model != "unrecorded":
+            steps.append(f'set [embeddings] model = "{model}" (and no provider, or provider = "local")')
+    if "chunk_tokens" in mismatch.held:
+        steps.append(f"set [indexing] chunk_tokens = {mismatch.held['chunk_tokens']}")
+    if "text_prep" in mismatch.held and not steps:
+        steps.append("run the hallouminate release that built the store")
+    return " and ".join(steps) or "restore the configuration the store was built with"
 
 
 def _no_corpora(cwd: Path) -> NotFound:

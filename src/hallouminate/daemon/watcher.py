@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from hallouminate.config import CorpusSpec
+from hallouminate.errors import HallouminateError
 
 log = logging.getLogger("hallouminate.daemon")
 
@@ -171,6 +172,8 @@ class CorpusWatcher:
             await job
         except asyncio.CancelledError:
             raise
+        except HallouminateError as exc:  # explained (a store refusing to mix vectors, an endpoint down)
+            log.warning("re-indexing %s after a change failed: %s", spec.name, exc.message)
         except Exception:  # one failed refresh must not end the watch
             log.exception("re-indexing %s after a change failed", spec.name)
 

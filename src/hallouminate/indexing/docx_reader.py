@@ -33,8 +33,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import docx
-
 from hallouminate.indexing.chunker import BREADCRUMB_SEP, chunk_markdown
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
 from hallouminate.indexing.markdown_tree import parse_blocks
@@ -116,6 +114,10 @@ def docx_view(data: bytes, ctx: ChunkContext) -> DocxView:
     archive.close()
     # python-docx raises whatever its zip, XML and part layers raise on a damaged file (KeyError for a
     # missing part, XMLSyntaxError, ValueError for a non-Word content type, ...): all mean "cannot read".
+    # Here, not at the top: a daemon start imports the readers, and python-docx costs ~150 ms of CPU to import,
+    # paid only once a Word file is read.
+    import docx
+
     try:
         document = docx.Document(io.BytesIO(data))
         title = _collapse(document.core_properties.title or "")

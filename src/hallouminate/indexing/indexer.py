@@ -36,12 +36,13 @@ from hallouminate.indexing.quality import chunk_quality
 from hallouminate.indexing.text_chunker import TextChunk, TextPage, UnparseableFile, chunk_text
 from hallouminate.indexing.walker import corpus_files, locate
 from hallouminate.indexing.zipguard import OverBudget
-from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, StorePort, Vector
+from hallouminate.ports import ChunkWrite, EmbedderPort, FileStateLike, RefusedInputs, StorePort, Vector
 from hallouminate.protocol.results import (
     FileProblem,
     FileProblemKind,
     IndexReport,
     ProgressEvent,
+    RefusedChunks,
     SkippedFile,
 )
 from hallouminate.sandbox import file_format, is_markdown, read_file
@@ -230,6 +231,8 @@ class _Pending:
     fields_json: str | None = None
     vectors: list[Vector | None] = field(default_factory=list)
     filled: int = 0
+    # Chunks the embedder refused (an endpoint's 400/413/422), by index, with its reason: left out.
+    refused: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Vectors arrive out of order (batches are sorted by length): one slot per chunk.
@@ -240,7 +243,9 @@ class _Pending:
         return self.filled == len(self.chunks)
 
     def rows(self) -> list[ChunkWrite]:
-        # Called once complete: every slot holds its vector (zip's strict check says so otherwise).
+        # Called once complete: every slot holds its vector, but a refused chunk's (zip's strict check says
+        # so otherwise).
+        kept = [i for i in range(len(self.chunks)) if i not in self.refused]
         vectors = [vector for vector in self.vectors if vector is not None]
         return [
             {
@@ -262,7 +267,7 @@ class _Pending:
                 ).score,
                 "vector": vector,
             }
-            for chunk, vector in zip(self.chunks, vectors, strict=True)
+            for chunk, vector in zip([self.chunks[i] for i in kept], vectors, strict=True)
         ]
 
 
@@ -289,6 +294,7 @@ class _Run:
         self.touched: dict[str, tuple[int, int]] = {}
         self.skipped: list[SkippedFile] = []
         self.frontmatter_errors: list[SkippedFile] = []
+        self.refused: list[RefusedChunks] = []
         # Problems as recorded before this run; what it found, and the files it read clean (or gone).
         self.log = indexer.problems
         self.recorded = self.log.get(spec.store_key)
@@ -347,6 +353,9 @@ class _Run:
             "seconds": round(time.perf_counter() - self.started, 3),
             "problems": [problems[path] for path in sorted(problems)],
         }
+        if self.refused:
+            report["refused"] = self.refused
+            report["chunks_refused"] = sum(r["chunks_refused"] for r in self.refused)
         if unparsed and self.settings.fail_on_frontmatter_error:
             report["error"] = frontmatter_error(self.spec.name, unparsed)
         return report
@@ -520,14 +529,23 @@ class _Run:
             window.sort(key=lambda item: len(item[0].chunks[item[1]].embed_text))
             for start in range(0, len(window), EMBED_BATCH):
                 batch = window[start : start + EMBED_BATCH]
-                vectors = self.embedder.embed_passages([p.chunks[i].embed_text for p, i in batch])
-                for (pending, i), vector in zip(batch, vectors, strict=True):
-                    pending.vectors[i] = vector
+                refused: dict[int, str] = {}
+                try:
+                    vectors = self.embedder.embed_passages([p.chunks[i].embed_text for p, i in batch])
+                except RefusedInputs as exc:  # the others are embedded: the file is indexed without these
+                    vectors, refused = exc.vectors, exc.refused
+                for k, ((pending, i), vector) in enumerate(zip(batch, vectors, strict=True)):
+                    if k in refused:
+                        pending.refused[i] = refused[k]
+                    else:
+                        pending.vectors[i] = vector
                     pending.filled += 1
                     if pending.complete:
                         self.complete(pending)
 
     def complete(self, pending: _Pending) -> None:
+        if pending.refused and not self.refused_chunks(pending):
+            return
         rows = pending.rows()
         self.ready[pending.rel] = rows
         self.ready_rows += len(rows)
@@ -535,6 +553,19 @@ class _Run:
         self.chunks_written += len(rows)
         if self.ready_rows >= FLUSH_ROWS:
             self.flush()
+
+    def refused_chunks(self, pending: _Pending) -> bool:
+        """Count and record the chunks of ``pending`` the embedder refused; False when it refused them
+        all (the file is then skipped, keeping the rows of its last indexed version)."""
+        count, total = len(pending.refused), len(pending.chunks)
+        reason = pending.refused[min(pending.refused)]
+        self.refused.append({"path": pending.rel, "chunks_refused": count, "chunks": total, "reason": reason})
+        what = f"the embedding endpoint refused {count} of its {total} chunk(s) ({reason})"
+        if count == total:
+            self.skip(pending.rel, "refused", what)
+            return False
+        self.note(pending.rel, "refused", f"{what}; indexed without them", indexed=True)
+        return True
 
     def flush(self) -> None:
         if self.ready:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import io
 import logging
-
-from pypdf import PdfReader
+from typing import TYPE_CHECKING
 
 from hallouminate.indexing.overlap import CountTokens, Packer
 from hallouminate.indexing.text_chunker import (
@@ -27,6 +26,9 @@ from hallouminate.indexing.text_chunker import (
     first_paragraph,
     summarize,
 )
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 __all__ = ["PAGE_CRUMB", "UnparseableFile", "chunk_pdf", "page_texts", "pdf_title"]
 
@@ -82,6 +84,10 @@ def pdf_title(data: bytes) -> str:
 def _open(data: bytes) -> PdfReader:
     # pypdf raises many exception types on malformed input (its own, ValueError, KeyError, ...): any of
     # them means "cannot read this file", which the indexer reports as a skip.
+    # Here, not at the top: a daemon start imports the readers, and pypdf costs ~200 ms of CPU to import,
+    # paid only once a PDF is read.
+    from pypdf import PdfReader
+
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not _decrypt_empty(reader):

@@ -30,9 +30,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pptx
-from pptx.shapes.group import GroupShape
-
 from hallouminate.indexing.documents import ChunkContext, Extracted, Part
 from hallouminate.indexing.docx_reader import cut_at_space, library_error
 from hallouminate.indexing.overlap import Packer
@@ -113,6 +110,10 @@ def _read(data: bytes, ctx: ChunkContext) -> _Deck:
     open_zip(data, ctx.limits.max_decompressed_size, kind=KIND).close()
     # python-pptx raises whatever its zip, XML and part layers raise on a damaged file (KeyError for a
     # missing part, XMLSyntaxError for a broken one, ...): all of them mean "cannot read this file".
+    # Here, not at the top: a daemon start imports the readers, and python-pptx costs ~250 ms of CPU to import,
+    # paid only once a deck is read.
+    import pptx
+
     try:
         deck = pptx.Presentation(io.BytesIO(data))
         title = _collapse(deck.core_properties.title or "")
@@ -178,6 +179,8 @@ def _shape_blocks(shape: Any) -> list[str]:
 
 
 def _blocks(shape: Any) -> Iterator[str]:
+    from pptx.shapes.group import GroupShape  # loaded by _read already
+
     # isinstance, not shape_type: python-pptx raises on the type of a shape it does not recognise.
     if isinstance(shape, GroupShape):
         for child in _reading_order(shape.shapes):

@@ -15,7 +15,6 @@ import warnings
 from typing import Any
 
 from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
-from openpyxl import load_workbook  # type: ignore[import-untyped]
 
 from hallouminate.indexing.documents import ChunkContext
 from hallouminate.indexing.sheet_model import Collector, Workbook, row_line
@@ -33,6 +32,10 @@ warnings.filterwarnings("ignore", category=UserWarning, module=r"openpyxl(\.|$)"
 def read_xlsx(data: bytes, ctx: ChunkContext) -> Workbook:
     """The workbook's sheets (worksheets only: chart sheets have no rows), under ``ctx.limits``."""
     open_zip(data, ctx.limits.max_decompressed_size, kind=".xlsx workbook").close()
+    # Here, not at the top: a daemon start imports the readers, and openpyxl costs ~350 ms of CPU to import,
+    # paid only once a workbook is read.
+    from openpyxl import load_workbook  # type: ignore[import-untyped]
+
     try:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # openpyxl raises KeyError, ValueError, parse errors... on a broken file

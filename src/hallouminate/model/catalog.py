@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from hallouminate.model import int8, mpnet, provision
+from hallouminate.model import int8, mpnet, multilingual, provision
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME
 
 
@@ -41,7 +41,16 @@ PROVISIONED: dict[str, ProvisionedModel] = {
         mpnet.require_installed,
         mpnet.INSTALL_COMMAND,
     ),
-    # The -int8 variants: the fp32 graphs above quantised at install (model/int8.py, ADR 0052).
+    multilingual.E5_NAME: ProvisionedModel(
+        multilingual.E5_NAME,
+        multilingual.E5_DIM,
+        multilingual.E5_MAX_TOKENS,
+        multilingual.require_installed,
+        multilingual.INSTALL_COMMAND,
+        query_prefix=multilingual.QUERY_PREFIX,
+        passage_prefix=multilingual.PASSAGE_PREFIX,
+    ),
+    # The -int8 variants: MiniLM's and mpnet's fp32 graphs quantised at install (model/int8.py, ADR 0052).
     **{
         v.name: ProvisionedModel(
             v.name, v.dim, v.max_tokens, partial(int8.require_installed, v), v.install_command

@@ -28,6 +28,9 @@ class IndexArgs(TypedDict):
 
     corpus: NotRequired[str]
     force: NotRequired[bool]
+    # Drop the whole store and embed every corpus again (after a change of model: the store never mixes
+    # vectors); the embedder is probed first.
+    rebuild: NotRequired[bool]
     wait: NotRequired[bool]
 
 

@@ -288,6 +288,15 @@ class SkippedFile(TypedDict):
     reason: str
 
 
+class RefusedChunks(TypedDict):
+    """A file some of whose chunks the embedding endpoint refused (docs/model.md): indexed without them."""
+
+    path: str
+    chunks_refused: int
+    chunks: int  # the file's chunks, refused ones included
+    reason: str  # the endpoint's answer to the first refused one
+
+
 # What the indexer found wrong with one file. "frontmatter": indexed all the same, as plain text; every other
 # problem skips the file (no rows; rows it had before are kept, except an "empty" file's, which go).
 FileProblemKind = Literal[
@@ -301,6 +310,9 @@ FileProblemKind = Literal[
     "chunk-failed",
     # A document reader stopped at a limit (indexing/documents.py): indexed as far as it got.
     "cut",
+    # The embedding endpoint refused some of the file's chunks (HTTP 400/413/422): indexed without them;
+    # or all of them: skipped.
+    "refused",
 ]
 
 
@@ -359,6 +371,9 @@ class IndexReport(TypedDict):
     chunks_total: NotRequired[int]
     # Whether the run was a forced rebuild (every file re-read and re-embedded).
     forced: NotRequired[bool]
+    # Chunks the embedding endpoint refused (HTTP 400/413/422), skipped; by file. Absent when none was.
+    chunks_refused: NotRequired[int]
+    refused: NotRequired[list[RefusedChunks]]
     seconds: float
     # The daemon's own runs (catch-up, watcher) since the last index result for this corpus; empty when
     # none. The counts above are this run's only.
@@ -728,6 +743,16 @@ class RunningIndex(IndexingState):
     kind: str
 
 
+class StoreMismatch(TypedDict):
+    """``status``: how the store's vectors differ from the configured embedder's, and the command that
+    rebuilds it."""
+
+    message: str
+    held: dict[str, str]
+    configured: dict[str, str]
+    fix: str
+
+
 class RuntimeStatus(TypedDict):
     """What the daemon's runtime reports of itself (``status`` adds the server's part)."""
 
@@ -745,6 +770,11 @@ class RuntimeStatus(TypedDict):
     file_problems: NotRequired[dict[str, list[FileProblem]]]
     # The whole-corpus index runs going now (searches answer meanwhile, naming them).
     indexing: NotRequired[list[RunningIndex]]
+    # The store holds vectors made otherwise than the configured embedder makes them: searches, index runs
+    # and writes are refused until `hallouminate index --rebuild` (or the old configuration is restored).
+    store_mismatch: NotRequired[StoreMismatch]
+    # Why the store was dropped and made anew when it opened (a schema version change of ours).
+    store_rebuilt: NotRequired[str]
 
 
 class StatusResult(RuntimeStatus):

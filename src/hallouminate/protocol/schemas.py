@@ -169,6 +169,13 @@ ARGS: dict[str, dict[str, Any]] = {
                 "description": "Rebuild: read and embed every file again, even unchanged ones (slow; "
                 "searches keep answering from the rows there meanwhile).",
             },
+            "rebuild": {
+                "type": "boolean",
+                "default": False,
+                "description": "Drop the whole store (every corpus's rows) and embed every corpus again "
+                "with the configured model: the fix when the store refuses to mix vectors of another "
+                "model. The embedder is probed first; a failing one leaves the store as it is.",
+            },
             "wait": {
                 "type": "boolean",
                 "default": False,
@@ -598,6 +605,20 @@ _INDEX_REPORT: dict[str, Any] = {
         "frontmatter_unparsed": {"type": "integer"},
         "chunks_total": {"type": "integer"},
         "forced": {"type": "boolean"},
+        "chunks_refused": {"type": "integer", "minimum": 0},
+        "refused": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "chunks_refused": {"type": "integer", "minimum": 1},
+                    "chunks": {"type": "integer", "minimum": 1},
+                    "reason": {"type": "string"},
+                },
+                "required": ["path", "chunks_refused", "chunks", "reason"],
+            },
+        },
         "seconds": {"type": "number"},
         "background": {"type": "array", "items": _BACKGROUND_WORK},
         "problems": {"type": "array", "items": FILE_PROBLEM},

@@ -19,6 +19,11 @@ def render_index(result: IndexResult) -> str:
             lines.append("  rebuilt: every file read and embedded again")
         if report.get("renamed"):
             lines.append(f"  {report['renamed']} renamed (rows moved to the new path, not re-embedded)")
+        for refused in report.get("refused", []):
+            lines.append(
+                f"  {refused['chunks_refused']} of {refused['chunks']} chunks of {refused['path']} refused by the "
+                f"embedding endpoint: {refused['reason']}"
+            )
         if "chunks_total" in report:
             lines.append(f"  {report['chunks_total']} chunks in the corpus now")
         # The daemon's own runs since the last report: after a restart, the catch-up has often done it all.

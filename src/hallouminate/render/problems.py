@@ -37,7 +37,8 @@ def render_problem(problem: FileProblem) -> str:
     if not problem["indexed"]:
         what = "skipped"
     else:
-        what = "indexed up to the cut" if problem["problem"] == "cut" else "indexed as text"
+        indexed = {"cut": "indexed up to the cut", "refused": "indexed without the refused chunks"}
+        what = indexed.get(problem["problem"], "indexed as text")
     return f"{problem['path']}: {problem['problem']} ({what}): {problem['detail']}"
 
 

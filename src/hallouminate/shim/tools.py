@@ -115,7 +115,9 @@ TOOLS: dict[str, ToolSpec] = {
             description=(
                 "(Re)build the search index for one corpus, or every corpus configured for `cwd` when "
                 "`corpus` is omitted. Incremental: unchanged files are not re-read, renamed pages keep "
-                "their vectors; `force: true` re-reads and re-embeds every file. One at a time per corpus: "
+                "their vectors; `force: true` re-reads and re-embeds every file; `rebuild: true` drops the "
+                "whole store and re-embeds every corpus (the fix when searches say the store holds vectors of "
+                "another model). One at a time per corpus: "
                 "a call while another is running is refused, naming how long it has been going, unless "
                 "`wait: true`. Use it after files were changed outside hallouminate; reports counters per "
                 "corpus. Sends progress notifications when the request carries a progress token. Searches "

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import tantivy
 
-from hallouminate.analysis import build_analyzer, term_tokens
+from hallouminate.analysis import build_analyzer, cjk_spaced, term_tokens
 
 ANALYZER = "hallouminate_en"
 # What the index reads of a row.
@@ -108,7 +108,7 @@ class LexicalIndex:
             ids, corpora, paths, texts = (batch.column(i).to_pylist() for i in range(4))
             for row_id, corpus, path, text in zip(ids, corpora, paths, texts, strict=True):
                 document = tantivy.Document(
-                    id=row_id, corpus=corpus, file=file_key(corpus, path), text=text or ""
+                    id=row_id, corpus=corpus, file=file_key(corpus, path), text=cjk_spaced(text or "")
                 )
                 document.add_unsigned("page", page_number(corpus, path))  # typed: a keyword int is an i64
                 self._writer.add_document(document)

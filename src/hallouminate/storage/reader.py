@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
 from hallouminate.storage import eligibility, sql
+from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
@@ -209,7 +210,7 @@ class AsyncReader:
         self._loads: dict[tuple[str, int], asyncio.Future[_CorpusRows]] = {}
 
     async def _fresh_table(self) -> Any:
-        import lancedb
+        lancedb = import_lancedb()
 
         # Read the generation before refreshing: a commit landing meanwhile is caught by the next query.
         generation = self._store.generation

@@ -29,6 +29,7 @@ import pyarrow as pa
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import sql
+from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
@@ -87,6 +88,17 @@ def sweep_staged_files(path: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Mismatch:
+    """Why the table's vectors cannot be mixed with the configured embedder's: what the table records and
+    what is configured (``model``, ``dimensions``, ``text_prep``, ``chunk_tokens``: those that differ,
+    plus the model for context), and each difference in words."""
+
+    held: dict[str, str]
+    configured: dict[str, str]
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FileState:
     size: int
     mtime_ns: int
@@ -104,11 +116,19 @@ class Store:
         chunk_tokens: int | None = None,
         text_prep: str | None = None,
     ) -> None:
-        """``model_name`` and ``chunk_tokens`` (the budget chunks are cut to), when given, are recorded
-        in a new table and checked against an existing one: a table made otherwise is rebuilt."""
+        """``model_name``, ``chunk_tokens`` (the budget chunks are cut to) and ``text_prep``, when given,
+        are recorded in a new table and checked against an existing one, as is the dimension.
+
+        A table made otherwise (another model, dimension or chunk size: a configuration change, which the
+        user may undo) is never dropped here: it is opened as it is, and ``mismatch`` says how it differs;
+        reads that need no vector still work, and every write is refused until ``rebuild``
+        (docs/adr/0054-embedding-endpoint.md). A table of another SCHEMA_VERSION, or of the same model with
+        texts prepared otherwise (both changed by a release, not by configuration), is rebuilt at once,
+        logged and kept in ``rebuilt``.
+        """
         # The Rust core logs deprecation WARNs on stderr for every projection without _distance.
         os.environ.setdefault("LANCEDB_LOG", "error")
-        import lancedb
+        lancedb = import_lancedb()
 
         self.path = path
         self.dim = dim
@@ -116,6 +136,9 @@ class Store:
         self._text_prep = text_prep
         self._model_name = model_name
         self._chunk_tokens = chunk_tokens
+        self.mismatch: Mismatch | None = None
+        # Why the table was dropped and made anew when it opened (a schema version change), or None.
+        self.rebuilt: str | None = None
         self._write_lock = threading.Lock()
         self._commits_since_optimize = 0
         # Bumped after every commit, so readers on other handles know to move to the latest version.
@@ -144,43 +167,109 @@ class Store:
         except (FileNotFoundError, ValueError):
             table = None
         if table is not None:
-            problem = self._incompatible(table.schema)
-            if problem is None:
-                if any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
-                    table.drop_index(LEGACY_FTS_INDEX)  # unused since ADR 0017; optimize would keep it up
-                return table
-            # The store is derived data: rebuild it rather than refuse to start. The next index run
-            # sees no file states and re-embeds everything.
-            log.warning("dropping the chunks table at %s: %s; re-index to rebuild it", self.path, problem)
-            self._db.drop_table(TABLE)
+            version = (table.schema.metadata or {}).get(META_VERSION, b"").decode()
+            if version != SCHEMA_VERSION:
+                # Our own layout changed: no configuration takes the old one back, and nothing reads it.
+                # The store is derived data: rebuilt now (the next index run re-embeds every file), loudly.
+                self.rebuilt = (
+                    f"the store's schema version {version or 'unknown'} is not this release's "
+                    f"{SCHEMA_VERSION}: its table was dropped and made anew; every file is embedded again "
+                    "by the next index run of its corpus"
+                )
+                log.warning("%s (%s)", self.rebuilt, self.path)
+                self._db.drop_table(TABLE)
+                return self._db.create_table(TABLE, schema=self._schema)
+            mismatch = self._incompatible(table.schema)
+            if (
+                mismatch is not None
+                and set(mismatch.held) == {"model", "text_prep"}
+                and mismatch.held["model"] == mismatch.configured["model"]
+            ):
+                # Same model, same dimension, texts prepared otherwise: no configuration changes that (the
+                # chunker's form and a model's prefixes are ours), so this release changed it, like a schema
+                # version, and there is no going back to choose: rebuilt now, loudly.
+                self.rebuilt = (
+                    f"this release prepares texts as {self._text_prep!r} before embedding, the store's vectors "
+                    f"were made of texts prepared as {mismatch.held['text_prep']!r}: its table was dropped "
+                    "and made anew; every file is embedded again by the next index run of its corpus"
+                )
+                log.warning("%s (%s)", self.rebuilt, self.path)
+                self._db.drop_table(TABLE)
+                return self._db.create_table(TABLE, schema=self._schema)
+            self.mismatch = mismatch
+            if self.mismatch is not None:
+                log.warning(
+                    "the store at %s refuses to mix vectors: %s", self.path, "; ".join(self.mismatch.reasons)
+                )
+            elif any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
+                table.drop_index(LEGACY_FTS_INDEX)  # unused since ADR 0017; optimize would keep it up
+            return table
         return self._db.create_table(TABLE, schema=self._schema)
 
-    def _incompatible(self, schema: pa.Schema) -> str | None:
+    def _incompatible(self, schema: pa.Schema) -> Mismatch | None:
+        """How the table's vectors differ from those the configured embedder makes, or None."""
         meta = schema.metadata or {}
-        version = meta.get(META_VERSION, b"").decode()
-        if version != SCHEMA_VERSION:
-            return f"schema version {version or 'unknown'} is not {SCHEMA_VERSION}"
+        held: dict[str, str] = {}
+        configured: dict[str, str] = {}
+        reasons: list[str] = []
         vector = schema.field("vector").type if "vector" in schema.names else None
-        if not isinstance(vector, pa.FixedSizeListType) or vector.list_size != self.dim:
-            return f"vectors are {vector}, the model makes {self.dim}-d vectors"
+        stored_dim = vector.list_size if isinstance(vector, pa.FixedSizeListType) else None
+        if stored_dim != self.dim:
+            held["dimensions"], configured["dimensions"] = str(stored_dim or vector), str(self.dim)
+            reasons.append(
+                f"its vectors have {stored_dim or vector} dimensions, the embedder makes {self.dim}"
+            )
         stored_model = meta.get(META_MODEL, b"").decode()
         if self._model_name and stored_model and stored_model != self._model_name:
-            return f"vectors were made by {stored_model}, the configured model is {self._model_name}"
+            reasons.append(
+                f"its vectors were made by {stored_model}, the configured model is {self._model_name}"
+            )
         stored_prep = meta.get(META_TEXT_PREP, b"").decode()
         if self._text_prep and stored_prep and stored_prep != self._text_prep:
-            return f"its texts were prepared as {stored_prep!r} before embedding, now {self._text_prep!r}"
+            held["text_prep"], configured["text_prep"] = stored_prep, self._text_prep
+            reasons.append(
+                f"its texts were prepared as {stored_prep!r} before embedding, now {self._text_prep!r}"
+            )
         stored_tokens = meta.get(META_CHUNK_TOKENS, b"").decode()
         # A table written before this was recorded (or by a tool that does not say) is taken as is.
         if self._chunk_tokens and stored_tokens and stored_tokens != str(self._chunk_tokens):
-            return (
+            held["chunk_tokens"], configured["chunk_tokens"] = stored_tokens, str(self._chunk_tokens)
+            reasons.append(
                 f"its chunks were cut at {stored_tokens} tokens, [indexing] chunk_tokens now gives "
                 f"{self._chunk_tokens}"
             )
-        return None
+        if not reasons:
+            return None
+        # The model always: it is what a user recognises, and what "going back" sets.
+        held = {"model": stored_model or "unrecorded", **held}
+        configured = {"model": self._model_name or "unrecorded", **configured}
+        return Mismatch(held, configured, tuple(reasons))
+
+    def rebuild(self) -> None:
+        """Drop the table and make it anew for the configured embedder (``index --rebuild``): every row
+        goes; the caller re-embeds every corpus. The only way a mismatched table is emptied."""
+        with self._write_lock:
+            self._db.drop_table(TABLE)
+            self._table = self._db.create_table(TABLE, schema=self._schema)
+            self.mismatch = None
+            self.lexical = LexicalIndex()
+            self._commits_since_optimize = 0
+            self.generation += 1
+        log.warning("the store at %s was dropped and made anew (a rebuild)", self.path)
+
+    def _refuse_mixing(self) -> None:
+        # The daemon refuses first, with the command that fixes it; this keeps any other writer honest.
+        if self.mismatch is not None:
+            raise StoreFault(
+                f"the store at {self.path} holds vectors made otherwise ({'; '.join(self.mismatch.reasons)}): "
+                "it refuses writes until it is rebuilt (`hallouminate index --rebuild`)",
+                {"problem": "store-mismatch"},
+            )
 
     # -- writes --------------------------------------------------------------------------------------
     def replace_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]]) -> None:
         """Replace all rows of each listed file, each file in one commit; an empty list deletes it."""
+        self._refuse_mixing()
         items = list(files.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
             group = dict(items[start : start + FILES_PER_COMMIT])
@@ -207,6 +296,7 @@ class Store:
             self.generation += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
+        self._refuse_mixing()
         paths = list(paths)
         for start in range(0, len(paths), FILES_PER_COMMIT):
             predicate = sql.corpus_files(corpus, paths[start : start + FILES_PER_COMMIT])
@@ -217,6 +307,7 @@ class Store:
             self.generation += 1
 
     def delete_corpus(self, corpus: str) -> None:
+        self._refuse_mixing()
         with self._write_lock:
             self._table.delete(f"corpus = {sql.literal(corpus)}")
             self.lexical.delete_corpus(corpus)
@@ -228,6 +319,7 @@ class Store:
 
     def update_stats_many(self, corpus: str, stats: Mapping[str, tuple[int, int]]) -> None:
         """Record new size/mtime for files whose content did not change (one commit per group)."""
+        self._refuse_mixing()
         items = list(stats.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
             group = items[start : start + FILES_PER_COMMIT]
