@@ -6,7 +6,9 @@ and every unanswerable one (tests/fixtures/*_unanswerable.json: near-domain and 
 before any score was seen; their ``note`` says how). Prints the fire rates per set and kind as the Markdown
 table docs/search.md carries.
 
-Sets: eval (the rule's constants were fitted on it), heldout and sample (reported, never fitted on).
+Sets: eval (the rule's constants were fitted on it), heldout and sample (reported, never fitted on);
+multilingual (its answerable queries only, not in "all": a multilingual model's floors must not fire on
+cross-language questions, ADR 0053).
 
 Usage: .venv/bin/python bench/confidence.py [--set eval|heldout|sample|all] [--model NAME]
        [--dump FILE.json] [--from-dump FILE.json] [--sweep]
@@ -41,6 +43,9 @@ from hallouminate.storage import Store
 from hallouminate.storage.reader import AsyncReader
 
 SETS = ("eval", "heldout", "sample")
+# Answerable queries only (no unanswerable set was written for it): what a multilingual model's floors
+# must not fire on, cross-language questions above all (no query word occurs on the page). Not in "all".
+EXTRA_SETS = ("multilingual",)
 UNANSWERABLE = {
     "eval": "eval_unanswerable.json",
     "heldout": "eval_heldout_unanswerable.json",
@@ -65,7 +70,7 @@ def queries_of(name: str) -> tuple[Path, list[tuple[bool, str, str, str]]]:
     """The set's wiki and its queries as (answerable, kind, query, batch): unanswerable queries come in
     two batches, "first" (fitted on, for eval) and "second" (written later as a fresh check)."""
     wiki, answerable = load_set(name)
-    raw = json.loads((FIXTURES / UNANSWERABLE[name]).read_text())
+    raw = json.loads((FIXTURES / UNANSWERABLE[name]).read_text()) if name in UNANSWERABLE else {"queries": []}
     return wiki, [
         *((True, q["kind"], q["query"], "-") for q in answerable),
         *((False, q["kind"], q["query"], q.get("batch", "first")) for q in raw["queries"]),
@@ -197,7 +202,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--set", choices=(*SETS, "all"), default="all")
+    parser.add_argument("--set", choices=(*SETS, *EXTRA_SETS, "all"), default="all")
     parser.add_argument("--model", default=None, help="embedding model (default: the config's)")
     parser.add_argument("--dump", type=Path, default=None, help="write every query's signals here")
     parser.add_argument("--sweep", action="store_true", help="fire rates per cosine floor on the eval set")
