@@ -171,14 +171,9 @@ class Store:
             if version != SCHEMA_VERSION:
                 # Our own layout changed: no configuration takes the old one back, and nothing reads it.
                 # The store is derived data: rebuilt now (the next index run re-embeds every file), loudly.
-                self.rebuilt = (
-                    f"the store's schema version {version or 'unknown'} is not this release's "
-                    f"{SCHEMA_VERSION}: its table was dropped and made anew; every file is embedded again "
-                    "by the next index run of its corpus"
+                return self._made_anew(
+                    f"the store's schema version {version or 'unknown'} is not this release's {SCHEMA_VERSION}"
                 )
-                log.warning("%s (%s)", self.rebuilt, self.path)
-                self._db.drop_table(TABLE)
-                return self._db.create_table(TABLE, schema=self._schema)
             mismatch = self._incompatible(table.schema)
             if (
                 mismatch is not None
@@ -188,14 +183,10 @@ class Store:
                 # Same model, same dimension, texts prepared otherwise: no configuration changes that (the
                 # chunker's form and a model's prefixes are ours), so this release changed it, like a schema
                 # version, and there is no going back to choose: rebuilt now, loudly.
-                self.rebuilt = (
+                return self._made_anew(
                     f"this release prepares texts as {self._text_prep!r} before embedding, the store's vectors "
-                    f"were made of texts prepared as {mismatch.held['text_prep']!r}: its table was dropped "
-                    "and made anew; every file is embedded again by the next index run of its corpus"
+                    f"were made of texts prepared as {mismatch.held['text_prep']!r}"
                 )
-                log.warning("%s (%s)", self.rebuilt, self.path)
-                self._db.drop_table(TABLE)
-                return self._db.create_table(TABLE, schema=self._schema)
             self.mismatch = mismatch
             if self.mismatch is not None:
                 log.warning(
@@ -204,6 +195,17 @@ class Store:
             elif any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
                 table.drop_index(LEGACY_FTS_INDEX)  # unused since ADR 0017; optimize would keep it up
             return table
+        return self._db.create_table(TABLE, schema=self._schema)
+
+    def _made_anew(self, why: str) -> Any:
+        """Drop the table for a change this release made (nothing to go back to), loudly: logged, and kept
+        in ``rebuilt`` for `status`."""
+        self.rebuilt = (
+            f"{why}: its table was dropped and made anew; every file is embedded again by the next index run "
+            "of its corpus"
+        )
+        log.warning("%s (%s)", self.rebuilt, self.path)
+        self._db.drop_table(TABLE)
         return self._db.create_table(TABLE, schema=self._schema)
 
     def _incompatible(self, schema: pa.Schema) -> Mismatch | None:
