@@ -7,11 +7,9 @@ read after it indexed and searched a Markdown wiki."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from support.sandbox import Sandbox, hm, wait_for_socket
+from support.sandbox import Sandbox, daemon_import_log, hm
 
 # A module the daemon must not import, at any depth, as `-X importtime` names it at the end of a line.
 NOT_AT_START = re.compile(
@@ -23,17 +21,7 @@ def test_a_daemon_serving_markdown_imports_neither_the_rest_client_nor_the_offic
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
     repo = sandbox.make_repo(pages=["index.md", "architecture.md"])
-    imports = tmp_path / "imports.txt"
-    with imports.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-X", "importtime", "-m", "hallouminate", "daemon", "run"],
-            env=sandbox.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        sandbox.procs.append(proc)
-        wait_for_socket(sandbox.socket, proc)
+    with daemon_import_log(sandbox, tmp_path / "imports.txt") as import_log:
         indexed = hm(sandbox, "index", cwd=repo)
         assert indexed.returncode == 0, indexed.stdout + indexed.stderr
         found = hm(sandbox, "ground", "How does the daemon start?", cwd=repo)
@@ -41,8 +29,7 @@ def test_a_daemon_serving_markdown_imports_neither_the_rest_client_nor_the_offic
         assert "architecture.md" in found.stdout
         stopped = hm(sandbox, "daemon", "stop", cwd=repo)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        proc.wait(timeout=60)
-    text = imports.read_text(errors="replace")
+        text = import_log()
     # The checks ran: the store was opened, the indexer and its readers' table were loaded (`lancedb`
     # itself is imported through importlib, which the log does not list).
     for loaded in ("lancedb.db", "lance_namespace_urllib3_client.models", "hallouminate.indexing.readers"):

@@ -5,34 +5,20 @@ endpoint file."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-from support.sandbox import Sandbox, hm, wait_for_socket
+from support.sandbox import Sandbox, daemon_import_log, hm
 
 HTTP_STACK = re.compile(r"\|\s+(uvicorn|starlette|mcp|hallouminate\.http\.(?!endpoint$)[\w.]+)$", re.M)
 
 
 def test_a_daemon_without_http_never_imports_the_http_stack(sandbox: Sandbox, tmp_path: Path) -> None:
-    imports = tmp_path / "imports.txt"
-    with imports.open("wb") as out:
-        # -X importtime writes every module the process imports, with its cost, to stderr.
-        proc = subprocess.Popen(
-            [sys.executable, "-X", "importtime", "-m", "hallouminate", "daemon", "run"],
-            env=sandbox.env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        sandbox.procs.append(proc)
-        wait_for_socket(sandbox.socket, proc)
+    with daemon_import_log(sandbox, tmp_path / "imports.txt") as import_log:
         status = hm(sandbox, "status", "--format", "json", cwd=sandbox.root)
         assert status.returncode == 0, status.stdout + status.stderr
         assert "http_url" not in status.stdout
         stopped = hm(sandbox, "daemon", "stop", cwd=sandbox.root)
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
-        proc.wait(timeout=60)
-    text = imports.read_text(errors="replace")
+        text = import_log()
     assert "hallouminate.http.endpoint" in text  # the check ran: a start clears a stale endpoint file
     assert HTTP_STACK.findall(text) == []

@@ -138,6 +138,29 @@ def wait_for_socket(socket: Path, proc: subprocess.Popen[bytes] | None = None, t
     raise TimeoutError(f"no daemon on {socket}")
 
 
+@contextlib.contextmanager
+def daemon_import_log(sandbox: Sandbox, log: Path) -> Iterator[Callable[[], str]]:
+    """A daemon started under ``python -X importtime`` (every module it imports, with its cost, written to
+    ``log``), up on its socket; the body drives it and must stop it (``hallouminate daemon stop``). Yields
+    a function that waits for the daemon to exit and returns the log's text."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "hallouminate", "daemon", "run"],
+            env=sandbox.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        sandbox.procs.append(proc)
+        wait_for_socket(sandbox.socket, proc)
+
+        def text() -> str:
+            proc.wait(timeout=60)
+            return log.read_text(errors="replace")
+
+        yield text
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
