@@ -27,11 +27,20 @@ class BenchWorld:
 
 @contextmanager
 def bench_world(
-    wiki: Path = SAMPLE_WIKI, name: str = "sample", model: str | None = None, http: bool = False
+    wiki: Path = SAMPLE_WIKI,
+    name: str = "sample",
+    model: str | None = None,
+    http: bool = False,
+    root: Path | None = None,
 ) -> Iterator[BenchWorld]:
-    """``http``: the daemon also listens on HTTP (a random loopback port; its URL in ``<socket>.endpoint``)."""
+    """``http``: the daemon also listens on HTTP (a random loopback port; its URL in ``<socket>.endpoint``).
+    ``root``: the world lives there and is kept (bench/build_store.py); otherwise in a temp dir, removed."""
     model_cache = xdg.default_model_cache()  # resolved before the XDG variables move
-    root = Path(tempfile.mkdtemp(prefix="hmb-", dir="/tmp"))
+    keep = root is not None
+    if root is None:
+        root = Path(tempfile.mkdtemp(prefix="hmb-", dir="/tmp"))
+    else:
+        root.mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
     env.update(
         {
@@ -65,7 +74,8 @@ def bench_world(
         asyncio.run(stop_daemon())
         os.environ.clear()
         os.environ.update(saved)
-        shutil.rmtree(root, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -67,6 +67,21 @@ class _CorpusRows:
         self.masks: dict[tuple[str, float], np.ndarray | None] = {}
         self.few_cache: dict[tuple[str, float], np.ndarray | None] = {}
 
+    # How the vectors are held is this class's business: searches ask for scores and vectors through these.
+    def __len__(self) -> int:
+        """How many vectors are held."""
+        return len(self.matrix)
+
+    def scores(self, block: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
+        """Cosine similarities of the held vectors (those at ``subset`` only, when given) with unit query
+        vector(s) ``block`` (dim,) or (dim, k): float32, one row per vector."""
+        matrix = self.matrix if subset is None else self.matrix[subset]
+        return cast("np.ndarray", matrix @ block)
+
+    def vectors(self, places: np.ndarray) -> np.ndarray:
+        """The unit vectors at ``places`` (vector order), float32."""
+        return np.asarray(self.matrix[places], dtype=np.float32)
+
     @functools.cached_property
     def pages(self) -> eligibility.Pages:  # read by filtered searches only; kept until the next commit
         return eligibility.Pages(self.rows)
@@ -329,7 +344,7 @@ class AsyncReader:
         unit = query / max(float(np.linalg.norm(query)), 1e-12)
         texts = eligible is not None and eligible.filters_texts
         for position, held in enumerate(loaded):
-            if not len(held.matrix):
+            if not len(held):
                 continue
             # Filtered before ranking: ineligible chunks never take a place among the best ``limit``.
             mask = held.vector_mask(eligible)
@@ -344,17 +359,17 @@ class AsyncReader:
                 and (subset := held.few(mask, eligible if texts_only is None else None)) is not None
             ):
                 # A selective filter: only its vectors are scored (a gather and a small product).
-                scores = held.matrix[subset] @ unit
+                scores = held.scores(unit, subset)
                 check = functools.partial(_texts_pass, held, eligible, subset) if texts and eligible else None
                 picked = eligibility.best_passing(scores, limit, None, check)
                 found.extend((-float(scores[j]), position, int(held.row_of[subset[j]])) for j in picked)
                 continue
-            if len(held.matrix) > self._off_loop_rows:
+            if len(held) > self._off_loop_rows:
                 # Memory-bound (~25 ms at 100k rows) and numpy releases the GIL: off the loop, so the
                 # other requests' Python work goes on meanwhile.
-                scores = await asyncio.to_thread(np.matmul, held.matrix, unit)
+                scores = await asyncio.to_thread(held.scores, unit)
             else:
-                scores = held.matrix @ unit
+                scores = held.scores(unit)
             if mask is not None or texts:
                 check = functools.partial(_texts_pass, held, eligible, None) if texts and eligible else None
                 best = eligibility.best_passing(scores, limit, mask, check)
@@ -606,7 +621,7 @@ class AsyncReader:
             ]
             return [_best_of(each, limit)] if best_of else each
         held = await self._in_memory(table, corpus)
-        if not len(held.matrix):
+        if not len(held):
             return [[]] if best_of else [[] for _ in range(len(queries))]
         keep = np.ones(held.rows.num_rows, dtype=bool)  # scan order: a page's rows are one run
         for path in exclude_paths:
@@ -626,10 +641,10 @@ class AsyncReader:
         # A block of queries at a time: the scores of 1,000 seeds over 100k rows would be 400 MB.
         for first in range(0, len(units), QUERY_BLOCK):
             block = units[first : first + QUERY_BLOCK].T
-            if len(held.matrix) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
-                scores = await asyncio.to_thread(np.matmul, held.matrix, block)
+            if len(held) > self._off_loop_rows:  # as in vector_search: memory-bound, off the loop
+                scores = await asyncio.to_thread(held.scores, block)
             else:
-                scores = held.matrix @ block
+                scores = held.scores(block)
             scores[blocked] = -np.inf
             if best_of:
                 top = scores.max(axis=1)
@@ -685,7 +700,7 @@ class AsyncReader:
                 for held in loaded:
                     row = held.ids.get(row_id)
                     if row is not None:
-                        out[i] = held.matrix[held.vector_of[row]]
+                        out[i] = held.vectors(held.vector_of[row])
                         break
             return out
         found = await table.query().where(sql.in_list("id", list(ids))).select(["id", "vector"]).to_arrow()
