@@ -222,5 +222,10 @@ class LexicalIndex:
         hits = searcher.search(query, bound, count=False).hits
         return [searcher.doc(address)["id"][0] for _score, address in hits]
 
+    def has_file(self, corpus: str, path: str) -> bool:
+        """Whether any chunk of the file may be indexed. Never False for an indexed file; may be True for a
+        deleted one until tantivy merges its segments (document frequencies count deleted documents)."""
+        return int(self._index.searcher().doc_freq("file", file_key(corpus, path))) > 0
+
     def num_docs(self) -> int:
         return int(self._index.searcher().num_docs)
