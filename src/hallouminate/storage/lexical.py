@@ -89,6 +89,13 @@ class LexicalIndex:
             self._add(rows)
             self._commit()
 
+    def add_batches(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """Index a stream of batches (columns as ``add``) in one commit, holding one batch at a time."""
+        with self._lock:
+            for batch in batches:
+                self._add(pa.Table.from_batches([batch]))
+            self._commit()
+
     def replace_files(self, corpus: str, paths: Iterable[str], rows: pa.Table | None) -> None:
         """Every chunk of ``paths`` becomes ``rows`` (None or no rows: the files are deleted)."""
         with self._lock:
