@@ -68,6 +68,7 @@ class Embedder:
             fastembed_name = model_name
             fix = f"delete {directory} so that fastembed downloads it again"
         self._model = _load(fastembed_name, directory, cache_dir, threads, model_name, fix)
+        _stop_spinning(self._model, directory, threads)
         self._tokenizer = _load_tokenizer(directory, fix)
         self.dim: int = int(self._model.embedding_size)
         # The most tokens the model reads per text, [CLS] and [SEP] included.
@@ -155,6 +156,37 @@ def _load(
             f"files are damaged: {fix}.",
             {"model": model_name, "cache_dir": str(cache_dir), "directory": str(directory), "fix": fix},
         ) from exc
+
+
+def _stop_spinning(model: TextEmbedding, directory: Path, threads: int | None) -> None:
+    """Reopen the model's ONNX Runtime session with its intra-op threads blocking between runs instead of
+    spinning (``session.intra_op.allow_spinning = 0``): the daemon runs the query model in small batches
+    with gaps between them, and a spinning thread burns a core the concurrent requests want (a third of the
+    model's CPU per query batch, docs/adr/0058-throughput.md). fastembed exposes no such session option, so
+    the session it built is replaced by one with fastembed's own options plus this one; the vectors are
+    bit-identical (spinning does not touch the arithmetic). A session that cannot be rebuilt this way (a
+    model whose files fastembed links elsewhere) keeps fastembed's."""
+    import onnxruntime as ort  # type: ignore[import-untyped]
+
+    inner: Any = getattr(model, "model", None)
+    session = getattr(inner, "model", None)
+    description = getattr(inner, "model_description", None)
+    if not isinstance(session, ort.InferenceSession) or description is None:
+        return
+    options = ort.SessionOptions()
+    # fastembed's own options (fastembed/common/onnx_model.py `_load_onnx_model`).
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        quiet = ort.InferenceSession(
+            str(directory / description.model_file), sess_options=options, providers=session.get_providers()
+        )
+    except Exception:
+        return
+    inner.model = quiet
 
 
 def fastembed_download(model_name: str, cache_dir: Path, *, reranker: bool = False) -> Path:
