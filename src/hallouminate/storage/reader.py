@@ -13,7 +13,7 @@ import bisect
 import functools
 import math
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -41,6 +41,9 @@ OFF_LOOP_ROWS = 20_000
 # A phrase scan past the in-memory bound reads this many rows of text at a time (~10 MB of it at ~1 kB a
 # chunk; LanceDB's own batches are no bigger).
 SCAN_BATCH = 8192
+# Past the bound, a phrase scan reads only the rows holding its sure tokens when they are at most one in
+# this many of the corpus's rows (more: one pass over the table costs no more than fetching them by id).
+NARROW_SHARE = 4
 # A filter letting through at most this share of a corpus's vectors has only those scored (gathered,
 # then a product over them); above it the full product with the others' scores set to minus infinity is
 # cheaper than the gather.
@@ -796,10 +799,17 @@ class AsyncReader:
         return count
 
     async def phrase_rows(
-        self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
+        self,
+        corpora: Sequence[str],
+        pattern: str,
+        max_rows: int,
+        eligible: EligibilityPort | None = None,
+        tokens: Sequence[str] = (),
     ) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
-        at most ``max_rows`` of them, among the rows ``eligible`` lets through."""
+        at most ``max_rows`` of them, among the rows ``eligible`` lets through. ``tokens``: index tokens
+        every matching text holds (``analysis.phrase_tokens``); past the in-memory bound only the rows
+        holding them all are read."""
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) <= self._in_memory_rows:  # the rows ranked searches hold anyway: no second copy
@@ -813,21 +823,17 @@ class AsyncReader:
         # at 1M rows. Each batch keeps only its matches, and the matches only up to ``max_rows`` of the
         # first in scan order, so at most a batch and ``max_rows`` rows are held at once.
         tables = []
-        for corpus in corpora:
+        for corpus, size in zip(corpora, sizes, strict=True):
             pages = (
                 await self._pages(table, corpus) if eligible is not None and eligible.filters_pages else None
             )
-            stream = await (
-                table.query()
-                .where(f"corpus = {sql.literal(corpus)}")
-                .select(SCAN_COLUMNS)
-                .to_batches(max_batch_length=self._scan_batch)
-            )
+            # Only the rows holding the phrase's sure tokens can match (BM25's index names them): read
+            # those by id, unless they may be too many to beat one pass over the table.
+            ids = self._store.lexical.holding(tokens, [corpus], size // NARROW_SHARE) if tokens else None
             kept: list[Any] = []
             matches = 0
             more = False
-            async for batch in stream:
-                rows = pa.Table.from_batches([batch])
+            async for rows in self._scan_rows(table, corpus, ids):
                 mask = eligibility.path_mask(rows, pages, eligible) if eligible is not None else None
                 # Off the loop: the regex runs in C++ and releases the GIL, so pings go on meanwhile.
                 found = await asyncio.to_thread(matching, rows, pattern, mask)
@@ -843,3 +849,18 @@ class AsyncReader:
             if more:  # a later corpus's rows come after this one's in scan order: none would be returned
                 return await asyncio.to_thread(match_rows, tables, pattern, max_rows, True)
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
+
+    async def _scan_rows(self, table: Any, corpus: str, ids: list[str] | None) -> AsyncIterator[Any]:
+        """The scan columns of ``corpus``'s rows ``ids`` (None: every row), ``scan_batch`` rows at a time
+        (Arrow tables, in no particular order)."""
+        where = f"corpus = {sql.literal(corpus)}"
+        if ids is None:
+            stream = await (
+                table.query().where(where).select(SCAN_COLUMNS).to_batches(max_batch_length=self._scan_batch)
+            )
+            async for batch in stream:
+                yield pa.Table.from_batches([batch])
+            return
+        for start in range(0, len(ids), self._scan_batch):
+            chosen = sql.in_list("id", ids[start : start + self._scan_batch])
+            yield await table.query().where(f"{where} AND {chosen}").select(SCAN_COLUMNS).to_arrow()

@@ -1,0 +1,170 @@
+"""A phrase scan past the in-memory bound reads only the rows holding the phrase's sure tokens (ADR 0057):
+the same rows, order, cap and ``more`` flag as a scan of every row, whatever the phrase."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from hallouminate.analysis import analyze, phrase_tokens
+from hallouminate.search.phrase import Phrase
+from hallouminate.storage import Store
+from hallouminate.storage.reader import AsyncReader
+from support.store_rows import chunk_rows
+
+FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+# Each line a chunk's own words (in some of the chunks): cases, partial words, stems, stop words,
+# punctuation, other whitespace, CJK, and the letters whose case variants lie outside ASCII.
+SPECIAL = [
+    "Rolling Back the migration",
+    "UNROLLING BACK THE MIGRATIONS quickly",
+    "rolling\u00a0back\nthe\tmigration",
+    "how to run the jobs: (running jobs) nightly",
+    "foo-bar-baz qux, and the of a",
+    "the migration's rollback (see: foo-bar-baz/qux)",
+    "数据库备份策略 与 恢复",
+    "日志 数据库备份 完成",
+    "\u017ftop the \u212aelvin server now",
+    "stop the kelvin server now",
+]
+PHRASES = [
+    "rolling back the migration",  # whole words
+    "olling back the migratio",  # first and last words partial
+    "back the",  # nothing inner: the stream
+    "the of a",  # stop words
+    "run the jobs",  # a stem's other forms
+    "(running jobs)",  # punctuation around the words
+    "foo-bar-baz qux",  # words split inside a whitespace word
+    "bar-baz",
+    "back\u00a0the   migration",  # whitespace of any kind
+    "数据库备份策略 与 恢复",  # CJK
+    "日志 数据库备份 完成",
+    "据库备份",
+    "stop the kelvin server",  # matches ſ and K (the Kelvin sign) too
+    "migration's rollback (see:",
+]
+
+
+def _store(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "db", 8)
+    for corpus, pages in (("c", 30), ("d", 12)):
+        store.replace_files(
+            corpus,
+            {
+                f"p{i:02d}.md": chunk_rows(
+                    f"p{i:02d}.md",
+                    [
+                        " ".join(FILLER[(i + j + k) % 10] for k in range(40))
+                        + (" " + SPECIAL[(i + j) % len(SPECIAL)] + " echo" if (i * 5 + j) % 7 == 0 else "")
+                        for j in range(5)
+                    ],
+                    seed=100 * i,
+                )
+                for i in range(pages)
+            },
+        )
+    return store
+
+
+async def _scan(reader: AsyncReader, corpora: list[str], query: str, max_rows: int, narrow: bool) -> object:
+    phrase = Phrase.parse(query)
+    found = await reader.phrase_rows(corpora, phrase.re2, max_rows, None, phrase.tokens if narrow else ())
+    rows = [(r["corpus"], r["path"], r["ordinal"], r["occurrences"]) for r in found.rows]
+    return rows, found.texts(list(range(len(rows)))), found.more
+
+
+async def test_the_narrowed_scan_finds_what_the_streamed_scan_finds(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    held = AsyncReader(store)
+    past = AsyncReader(store, in_memory_rows=0, scan_batch=5)  # id batches of 5: matches split across them
+    narrowed = 0
+    for query in PHRASES:
+        tokens = Phrase.parse(query).tokens
+        for corpora, max_rows in ((["c", "d"], 1000), (["d", "c"], 3), (["c"], 1), (["c"], 0)):
+            expected = await _scan(held, corpora, query, max_rows, narrow=False)
+            assert await _scan(past, corpora, query, max_rows, narrow=False) == expected, (query, max_rows)
+            assert await _scan(past, corpora, query, max_rows, narrow=True) == expected, (query, max_rows)
+        every = await _scan(held, ["c", "d"], query, 1000, narrow=False)
+        assert every[0], query  # each phrase is somewhere: equality is not of two empty answers
+        ids = store.lexical.holding(tokens, ["c"], 10**9) if tokens else None
+        if ids is not None and len(ids) * 4 <= await past.count_rows("c"):
+            narrowed += 1  # the scan really read only these rows
+    assert narrowed >= 9, narrowed
+
+
+async def test_a_narrowing_that_dropped_a_match_is_seen(tmp_path: Path) -> None:
+    """The check above can fail: tokens of a partial last word ("migratio") leave out every match."""
+    store = _store(tmp_path)
+    past = AsyncReader(store, in_memory_rows=0)
+    phrase = Phrase.parse("olling back the migratio")
+    wrong = await past.phrase_rows(["c"], phrase.re2, 100, None, ["back", "migratio"])
+    right = await past.phrase_rows(["c"], phrase.re2, 100, None, phrase.tokens)
+    streamed = await past.phrase_rows(["c"], phrase.re2, 100)
+    assert [r["path"] for r in right.rows] == [r["path"] for r in streamed.rows] != []
+    assert wrong.rows == []
+
+
+def test_the_ascii_letters_case_variants_outside_ascii_are_the_kelvin_sign_and_the_long_s() -> None:
+    """phrase_tokens rests on this: RE2's case-insensitive match of an ASCII letter or digit is itself, its
+    other case, or (k, s) one of these two, which the analyser reads as k and s."""
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    every = pa.array(chars)
+    others = {}
+    for letter in string.ascii_lowercase + string.digits:
+        found = pc.match_substring_regex(every, pattern=letter, ignore_case=True).to_pylist()
+        variants = [
+            c for c, hit in zip(chars, found, strict=True) if hit and c not in (letter, letter.upper())
+        ]
+        if variants:
+            others[letter] = variants
+    assert others == {"k": ["\u212a"], "s": ["\u017f"]}
+    assert analyze("zz\u212azz \u017ftop") == analyze("zzkzz stop")
+
+
+_WORDS = ["run", "running", "jobs", "the", "of", "Back", "数据库", "备份", "ſtop", "\u212aelvin", "x" * 38]
+_GLUE = [" ", "  ", "\n", "\u00a0", "-", "(", ")", ", ", "'", "/", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_GLUE)), min_size=1, max_size=12),
+    start=st.integers(0, 200),
+    length=st.integers(1, 80),
+    upper=st.booleans(),
+)
+@example(parts=[("rolling", " "), ("back", " ")], start=1, length=10, upper=False)
+def test_every_text_holding_a_phrase_holds_its_tokens(
+    parts: list[tuple[str, str]], start: int, length: int, upper: bool
+) -> None:
+    """Any piece of any text, as a phrase: the text's tokens include every one phrase_tokens names."""
+    text = "".join(word + glue for word, glue in parts)
+    query = text[start % len(text) :][:length]
+    if not query.strip():
+        return
+    if upper:
+        query = query.upper()
+    phrase = Phrase.parse(query)
+    assert pc.match_substring_regex(pa.array([text]), pattern=phrase.re2, ignore_case=True)[0].as_py()
+    held = set(analyze(text))
+    assert set(phrase_tokens(query.split())) <= held, (text, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "tokens"),
+    [
+        ("rolling back the deploy", ("back", "the")),
+        ("olling", ()),
+        ("foo-bar-baz", ("bar",)),
+        ("数据库 备份 策略", ("备份",)),
+        ("(run jobs)", ("run", "job")),
+        ("a " + "k" * 20 + " b", ()),  # its Kelvin-sign form would be too long a token to be indexed
+    ],
+)
+def test_a_phrase_names_the_tokens_of_its_inner_whole_words(query: str, tokens: tuple[str, ...]) -> None:
+    assert Phrase.parse(query).tokens == tokens
