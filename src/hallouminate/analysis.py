@@ -579,28 +579,35 @@ _ASCII_WORD = re.compile(r"[0-9A-Za-z]+")
 _WIDER_VARIANTS = {"k": 2, "s": 1}
 
 
-def phrase_tokens(words: Sequence[str]) -> list[str]:
-    """Index tokens every text holding the phrase ``words`` holds (without repeats): a phrase scan may read
-    only the chunks holding all of them (storage/reader.py; ADR 0057). Empty: none is sure.
+def phrase_runs(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """Runs of index tokens every text holding the phrase ``words`` holds, each run's tokens at consecutive
+    positions (a tantivy phrase query): a phrase scan may read only the chunks holding all of them
+    (storage/reader.py; ADR 0057). Empty: nothing is sure.
 
     The phrase (``words`` joined by whitespace runs) matches as a case-insensitive substring
     (search/phrase.py), so it may begin or end inside a word of the text. Its pieces between two ASCII
     separators (space or punctuation) are whole words wherever it matches: the text holds the same
-    separators around them (whitespace for a space). Such a piece gives its tokens when it is all ASCII
-    letters and digits (its match is the same letters in any case, or K and ſ, which lower-case and fold
-    to k and s; short enough that no variant reaches ``MAX_TOKEN_BYTES``) or all Han, Hiragana and
-    Katakana (no case: its match is itself, read as the same bigrams). Stop words are in the index
-    (only queries drop them), and stemming acts on the word alone, the same in query and text."""
+    separators around them (whitespace for a space), and no other token between two of them. Such a
+    piece gives its tokens when it is all ASCII letters and digits (its match is the same letters in any
+    case, or K and ſ, which lower-case and fold to k and s; short enough that no variant reaches
+    ``MAX_TOKEN_BYTES``) or all Han, Hiragana and Katakana (no case: its match is itself, read as the same
+    bigrams, written between spaces). A piece that gives none (an accented word, a long one) ends a run.
+    Stop words are in the index (only queries drop them); stemming acts on a word alone, the same in the
+    query and the text."""
     pieces = _ASCII_SEPARATOR.split(" ".join(words))
-    tokens: list[str] = []
+    runs: list[tuple[str, ...]] = []
+    run: list[str] = []
     for piece in pieces[1:-1]:  # the first and last may be parts of a longer word of the text
-        if not piece:
+        if not piece:  # between two separators: no token, the run goes on
             continue
+        sure = _CJK_RUN.fullmatch(piece) is not None
         if _ASCII_WORD.fullmatch(piece):
-            wider = sum(_WIDER_VARIANTS.get(c, 0) for c in piece.lower())
-            if len(piece) + wider >= MAX_TOKEN_BYTES:
-                continue
-        elif not _CJK_RUN.fullmatch(piece):
-            continue
-        tokens.extend(analyze(piece))
-    return list(dict.fromkeys(tokens))
+            sure = len(piece) + sum(_WIDER_VARIANTS.get(c, 0) for c in piece.lower()) < MAX_TOKEN_BYTES
+        if sure:
+            run.extend(analyze(piece))
+        elif run:
+            runs.append(tuple(run))
+            run = []
+    if run:
+        runs.append(tuple(run))
+    return runs

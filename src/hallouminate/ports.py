@@ -271,7 +271,7 @@ class ReaderPort(Protocol):
         pattern: str,
         max_rows: int,
         eligible: EligibilityPort | None = None,
-        tokens: Sequence[str] = (),
+        runs: Sequence[Sequence[str]] = (),
     ) -> PhraseMatchesPort: ...
 
     async def neighbours(

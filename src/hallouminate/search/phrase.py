@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hallouminate.analysis import phrase_tokens
+from hallouminate.analysis import phrase_runs
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow, PhraseMatchesPort, ReaderPort
@@ -83,8 +83,8 @@ class Phrase:
 
     re2: str
     pattern: re.Pattern[str]
-    # Index tokens every matching text holds (analysis.phrase_tokens): the scan may read only their rows.
-    tokens: tuple[str, ...] = ()
+    # Runs of index tokens every matching text holds (analysis.phrase_runs): a scan may read only their rows.
+    runs: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def parse(cls, query: Any) -> Phrase:
@@ -103,7 +103,7 @@ class Phrase:
         return cls(
             _RE2_SPACE.join(_re2_literal(w) for w in words),
             re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE),
-            tuple(phrase_tokens(words)),
+            tuple(phrase_runs(words)),
         )
 
 
@@ -245,7 +245,7 @@ async def ground_phrase(
     started = time.perf_counter()
     eligible = params.pop("eligible", None)  # the filters (search/filters.py), applied in the scan
     phrase, keys, display, priority = _prepare(corpora, query, params)
-    found = await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1, eligible, phrase.tokens)
+    found = await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1, eligible, phrase.runs)
     scan = count(found, footnotes=mode.footnotes)
     empty = await empty_keys(reader, keys)
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)

@@ -229,25 +229,30 @@ class LexicalIndex:
         hits = searcher.search(query, bound, count=False).hits
         return [searcher.doc(address)["id"][0] for _score, address in hits]
 
-    def holding(self, tokens: Sequence[str], corpora: Sequence[str], cap: int) -> list[str] | None:
-        """Ids of the chunks of ``corpora`` holding every one of ``tokens`` (index tokens, looked up as
-        they are), or None when that may be more than ``cap`` chunks (then a scan of every row is as
-        cheap). The bound is the rarest token's document frequency (deleted documents counted: never too
-        low), so the search asks for enough hits to return them all."""
-        if not tokens or not corpora:
+    def holding(self, runs: Sequence[Sequence[str]], corpora: Sequence[str], cap: int) -> list[str] | None:
+        """Ids of the chunks of ``corpora`` holding each of ``runs`` (index tokens, looked up as they are,
+        each run's at consecutive positions), or None when they are more than ``cap`` chunks (a scan of
+        every row is then as cheap)."""
+        if not any(runs) or not corpora:
             return None
-        searcher = self._index.searcher()
-        bound = min(int(searcher.doc_freq("text", t)) for t in tokens)
-        if bound > cap:
-            return None
-        if bound <= 0:
-            return []
         within = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "corpus", c)) for c in corpora]
         )
-        held = [(tantivy.Occur.Must, tantivy.Query.term_query(self._schema, "text", t)) for t in tokens]
+        held = [
+            (
+                tantivy.Occur.Must,
+                tantivy.Query.phrase_query(self._schema, "text", list(run))
+                if len(run) > 1
+                else tantivy.Query.term_query(self._schema, "text", run[0]),
+            )
+            for run in runs
+            if run
+        ]
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, within), *held])
-        hits = searcher.search(query, bound, count=False).hits
+        searcher = self._index.searcher()
+        hits = searcher.search(query, cap + 1, count=False).hits
+        if len(hits) > cap:
+            return None
         return [searcher.doc(address)["id"][0] for _score, address in hits]
 
     def has_file(self, corpus: str, path: str) -> bool:
