@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -13,6 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hallouminate.analysis import analyze, phrase_runs
+from hallouminate.config import CorpusSpec
+from hallouminate.search import ground
 from hallouminate.search.phrase import Phrase
 from hallouminate.storage import Store
 from hallouminate.storage.reader import NARROW_SHARE, AsyncReader
@@ -51,9 +54,9 @@ PHRASES = [
 ]
 
 
-def _store(tmp_path: Path) -> Store:
+def _store(tmp_path: Path, names: tuple[str, str] = ("c", "d")) -> Store:
     store = Store(tmp_path / "db", 8)
-    for corpus, pages in (("c", 30), ("d", 12)):
+    for corpus, pages in zip(names, (30, 12), strict=True):
         store.replace_files(
             corpus,
             {
@@ -174,3 +177,33 @@ def test_a_phrase_names_the_runs_of_tokens_of_its_inner_whole_words(
     query: str, runs: tuple[tuple[str, ...], ...]
 ) -> None:
     assert Phrase.parse(query).runs == runs
+
+
+async def _no_embedding(text: str) -> Any:
+    raise AssertionError("phrase mode embeds nothing")
+
+
+def _timeless(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "took_ms"}
+
+
+async def test_ground_in_phrase_mode_answers_the_same_past_the_bound(tmp_path: Path) -> None:
+    """Through ``ground`` (search/phrase.py hands the reader the phrase's runs): the whole answer, files,
+    chunks, counts and warnings, is the held corpus's."""
+    specs = [CorpusSpec(name, "wiki", (tmp_path / name,), ("**/*.md",), (), None) for name in ("c", "d")]
+    store = _store(tmp_path, (specs[0].store_key, specs[1].store_key))
+    held, past = AsyncReader(store), AsyncReader(store, in_memory_rows=0)
+    for query in PHRASES:
+        for limit, top_files, detail in ((50, 10, "chunks"), (2, 1, "chunks"), (50, 10, "counts")):
+            params = {
+                "limit": limit,
+                "top_files": top_files,
+                "chunks_per_file": 3,
+                "snippet_chars": 120,
+                "priority_corpus": None,
+                "detail": detail,
+            }
+            expected = await ground(held, _no_embedding, specs, query, match="phrase", **params)
+            assert expected["docs"] or query in ("back the",), (query, expected)
+            found = await ground(past, _no_embedding, specs, query, match="phrase", **params)
+            assert _timeless(found) == _timeless(expected), (query, params)
