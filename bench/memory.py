@@ -208,28 +208,38 @@ async def phrase_cpu(store: Any, phrases: list[str]) -> dict[str, Any]:
     holding the phrase's sure tokens (ADR 0057), on the same queries in alternation (CPU time: the shared
     machine's load barely moves it); each pair's answers must be equal."""
     from hallouminate.search.phrase import Phrase
-    from hallouminate.storage.reader import AsyncReader
+    from hallouminate.storage.reader import NARROW_SHARE, AsyncReader
 
     reader = AsyncReader(store, in_memory_rows=0)
     corpora = sorted(await _corpora_of(store))
     await reader.count_rows(corpora[0])
     spent = {"streamed": 0.0, "narrowed": 0.0}
-    with_tokens = 0
+    spent_when_read = {"streamed": 0.0, "narrowed": 0.0}  # on the queries whose rows were read by id
+    with_tokens = read_by_id = 0
     for query in phrases:
         phrase = Phrase.parse(query)
-        with_tokens += bool(phrase.tokens)
+        with_tokens += bool(phrase.runs)
+        cap = sum([await reader.count_rows(c) for c in corpora]) // NARROW_SHARE
+        by_id = bool(phrase.runs) and store.lexical.holding(phrase.runs, corpora, cap) is not None
+        read_by_id += by_id
         answers = []
-        for kind, tokens in (("streamed", ()), ("narrowed", phrase.tokens)):
+        for kind, tokens in (("streamed", ()), ("narrowed", phrase.runs)):
             started = time.process_time()
             found = await reader.phrase_rows(corpora, phrase.re2, 201, None, tokens)
             spent[kind] += time.process_time() - started
+            if by_id:
+                spent_when_read[kind] += time.process_time() - started
             answers.append(([(r["corpus"], r["path"], r["ordinal"]) for r in found.rows], found.more))
         if answers[0] != answers[1]:
             raise SystemExit(f"narrowed phrase scan differs from the stream for {query!r}")
     n = len(phrases)
+    m = max(read_by_id, 1)
     return {
         "queries": n,
         "with_tokens": with_tokens,
+        "read_by_id": read_by_id,
+        "read_by_id_streamed_cpu_s": round(spent_when_read["streamed"] / m, 4),
+        "read_by_id_narrowed_cpu_s": round(spent_when_read["narrowed"] / m, 4),
         "streamed_cpu_s": round(spent["streamed"] / n, 4),
         "narrowed_cpu_s": round(spent["narrowed"] / n, 4),
         "ratio": round(spent["narrowed"] / max(spent["streamed"], 1e-9), 4),
