@@ -47,6 +47,18 @@ def index_config(rows: int, dim: int) -> Any:
     return IvfSq(distance_type="cosine", num_partitions=partitions(rows))
 
 
+def scalar_configs() -> list[tuple[str, Any]]:
+    """The scalar indexes built with the vector index, by column: past the in-memory bound, BM25's hits
+    are fetched by ``id`` (measured at 100k: 21 ms a fetch of 30 ids by scan, 14.5 ms by BTree; the scan
+    grows with the table) and every search is prefiltered by ``corpus`` (a bitmap: few distinct values)."""
+    from hallouminate.storage.lancedb_import import import_lancedb
+
+    import_lancedb()
+    from lancedb.index import Bitmap, BTree
+
+    return [("id", BTree()), ("corpus", Bitmap())]
+
+
 def tune(builder: Any) -> Any:
     """A LanceDB vector query builder with this index's search parameters applied."""
     return builder.nprobes(NPROBES).refine_factor(REFINE_FACTOR)

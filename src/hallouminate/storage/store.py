@@ -437,6 +437,8 @@ class Store:
                 self._table.create_index(
                     "vector", config=ann.index_config(rows, self.dim), replace=True, name=ann.INDEX_NAME
                 )
+                for column, config in ann.scalar_configs():  # seconds at 1M rows, beside the vector index's
+                    self._table.create_index(column, config=config, replace=True)
                 # Readers move to the version that has the index at their next query.
                 self.generation += 1
             log.info(
@@ -455,9 +457,11 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------------------
     def file_states(self, corpus: str) -> dict[str, FileState]:
+        # Each file's first chunk only: its rows share these columns (written and updated per file), and
+        # a no-op re-index reads them for every file (100k rows: 0.43 s for every row, 0.10 s for these).
         rows = (
             self._table.search()
-            .where(f"corpus = {sql.literal(corpus)}")
+            .where(f"corpus = {sql.literal(corpus)} AND ordinal = 0")
             .select(STATE_COLUMNS)
             .limit(None)
             .to_arrow()
