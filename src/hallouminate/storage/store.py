@@ -159,6 +159,9 @@ class Store:
         # would make the build's commit conflict). Writes do not: they append, which the build allows.
         self._ann_lock = threading.Lock()
         self._ann_building = False
+        # Rows the index was trained on (refreshes fold rows in without training, so the index's own count
+        # grows past it). Not stored: after a restart it is the rows the index covers when first seen.
+        self._ann_trained_rows: int | None = None
         # Bumped after every commit, so readers on other handles know to move to the latest version.
         self.generation = 0
         try:
@@ -420,11 +423,13 @@ class Store:
                 if rows < self._ann_min_rows:
                     return None
                 action = "built"
-            elif int(stats.num_indexed_rows) * ann.RETRAIN_GROWTH <= rows:
+            elif (self._ann_trained_rows or int(stats.num_indexed_rows)) * ann.RETRAIN_GROWTH <= rows:
                 action = "retrained"
             elif int(stats.num_unindexed_rows) >= ann.REFRESH_ROWS:
                 action = "refreshed"
             else:
+                if self._ann_trained_rows is None:
+                    self._ann_trained_rows = int(stats.num_indexed_rows)
                 return None
             self._ann_building = True
             started = time.perf_counter()
@@ -439,6 +444,7 @@ class Store:
                 )
                 for column, config in ann.scalar_configs():  # seconds at 1M rows, beside the vector index's
                     self._table.create_index(column, config=config, replace=True)
+                self._ann_trained_rows = rows
                 # Readers move to the version that has the index at their next query.
                 self.generation += 1
             log.info(
