@@ -20,8 +20,8 @@ from typing import Any
 # faster than any index (bench/ann.py: ~6 CPU ms at 100k). So the index starts where LanceDB searches do.
 MIN_ROWS = 200_000
 # Partitions probed per query, and candidates re-scored exactly per result wanted (bench/ann.py at 1M).
-NPROBES = 64
-REFINE_FACTOR = 20
+NPROBES = 128
+REFINE_FACTOR = 4
 # The index is trained again (not only extended) once the table has grown this much since its training:
 # its partitions were cut for the old size, and rows added later are appended to them untrained.
 RETRAIN_GROWTH = 1.5
