@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
-from hallouminate.storage import allocator, eligibility, sql
+from hallouminate.storage import allocator, ann, eligibility, sql
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
@@ -264,7 +264,9 @@ class AsyncReader:
             return await self._vector_search_in_memory(table, query, corpora, limit, eligible)
         if eligible is not None:
             return await self._vector_search_filtered(table, query, corpora, limit, eligible)
-        builder = await table.search(query, vector_column_name="vector")
+        # Past the bound the approximate index answers, if the store has one (storage/ann.py): its
+        # partitions probed, candidates re-scored exactly, rows written since it was built scanned exactly.
+        builder = ann.tune(await table.search(query, vector_column_name="vector"))
         rows: list[dict[str, Any]] = (  # LanceDB's rows: the result columns and its ``_distance``
             await builder.distance_type("cosine")
             .where(sql.in_list("corpus", corpora))
@@ -603,7 +605,7 @@ class AsyncReader:
         }
         fetch = limit
         while True:
-            builder = await table.search(query, vector_column_name="vector")
+            builder = ann.tune(await table.search(query, vector_column_name="vector"))
             rows: list[dict[str, Any]] = (
                 await builder.distance_type("cosine")
                 .where(" OR ".join(wheres))
