@@ -37,6 +37,32 @@ def test_replace_leaves_no_old_rows_and_other_files_untouched(store: Store) -> N
     assert store.file_states("c")["a.md"].content_hash == "h2"
 
 
+def test_a_group_of_new_and_known_files_is_written_exactly_once_each(store: Store) -> None:
+    # New files are appended, known ones merged (store.py): whatever the mix, each file ends with exactly
+    # its new rows, a file deleted and written again included, and reopening (BM25 rebuilt) agrees.
+    store.replace_files(
+        "c", {"a.md": chunk_rows("a.md", ["a1", "a2", "a3"]), "d.md": chunk_rows("d.md", ["d"])}
+    )
+    store.replace_files("c", {"d.md": []})
+    store.replace_files(
+        "c",
+        {
+            "a.md": chunk_rows("a.md", ["a new"], digest="h2"),
+            "b.md": chunk_rows("b.md", ["b1", "b2"]),
+            "d.md": chunk_rows("d.md", ["d again"]),
+        },
+    )
+    store.replace_files("c", {"b.md": chunk_rows("b.md", ["b1", "b2", "b3"], digest="h3")})
+    expected = {"a.md": ["a new"], "b.md": ["b1", "b2", "b3"], "d.md": ["d again"]}
+    assert {path: _texts(store, "c", path) for path in expected} == expected
+    assert store.count_rows("c") == 5
+    reopened = Store(store.path, DIM)
+    reopened.replace_files("c", {"e.md": chunk_rows("e.md", ["e"]), "a.md": chunk_rows("a.md", ["a3"])})
+    assert reopened.count_rows("c") == 6
+    assert _texts(reopened, "c", "a.md") == ["a3"]
+    assert reopened.lexical.has_file("c", "e.md") and not reopened.lexical.has_file("c", "zzz.md")
+
+
 def test_empty_row_list_deletes_the_file(store: Store) -> None:
     store.replace_files("c", {"a.md": chunk_rows("a.md", ["x", "y"]), "b.md": chunk_rows("b.md", ["z"])})
     store.replace_files("c", {"a.md": []})

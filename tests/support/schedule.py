@@ -61,6 +61,7 @@ FILE_SECONDS: dict[str, float] = {
     "http/test_http_ts_client.py": 25.7,
     "model/test_multilingual_real.py": 25.2,
     "cli/test_cli_install.py": 25.1,
+    "cli/test_cli_index_progress.py": 20.0,
     "search/test_ground_rerank.py": 24.9,
     "search/test_multilingual_ground.py": 21.1,
     "cli/test_cli_commands.py": 24.6,

@@ -76,9 +76,24 @@ def daemon() -> None:
     """Run, stop or inspect the background daemon that owns the index and the model."""
 
 
+# The daemon's numpy does one small product per search (a 10k x 384 matrix by a vector: ~1 ms); OpenBLAS's
+# own worker threads only spin beside the concurrent requests' work on a few cores. One thread measured
+# 25% less daemon CPU per ``ground`` with 8 clients at 10k chunks (docs/adr/0058-throughput.md).
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def prepare_daemon_process() -> None:
+    """What the daemon's process needs before numpy loads (an operator's own setting wins)."""
+    import os
+
+    for name, value in BLAS_THREADS.items():
+        os.environ.setdefault(name, value)
+
+
 @daemon.command("run")
 def daemon_run() -> None:
     """Run the daemon in the foreground (clients normally start it for you)."""
+    prepare_daemon_process()  # before hallouminate.daemon: it imports numpy
     from hallouminate.daemon import run
 
     sys.exit(run())

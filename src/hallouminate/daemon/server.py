@@ -346,6 +346,10 @@ def run(socket_path: Path | None = None) -> int:
     # A write past RLIMIT_FSIZE must fail with EFBIG (reported as "disk full or file too large") rather
     # than kill the daemon. CPython ignores SIGXFSZ already; said here so it never depends on that.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # Before any thread allocates: large freed blocks go back to the system (ADR 0057).
+    from hallouminate.storage import allocator
+
+    allocator.tune()
 
     setup_logging(xdg.log_file())
     try:

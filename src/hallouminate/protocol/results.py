@@ -410,6 +410,12 @@ class ProgressEvent(TypedDict):
     # Set while this request waits for a run of the corpus already going (the events are that run's):
     # what started it, "index", "catch-up" or "watcher". The request's own pass follows.
     waiting_for: NotRequired[str]
+    # Sent when the run reads files: the bytes of the new and changed files it reads, and how many of them
+    # are done (a file's once its chunks are embedded), for an ETA that does not assume files of one size;
+    # the chunks written so far.
+    bytes_done: NotRequired[int]
+    bytes_total: NotRequired[int]
+    chunks_done: NotRequired[int]
 
 
 # -- the read tools ----------------------------------------------------------------------------------------

@@ -89,6 +89,13 @@ class LexicalIndex:
             self._add(rows)
             self._commit()
 
+    def add_batches(self, batches: Iterable[pa.RecordBatch]) -> None:
+        """Index a stream of batches (columns as ``add``) in one commit, holding one batch at a time."""
+        with self._lock:
+            for batch in batches:
+                self._add(pa.Table.from_batches([batch]))
+            self._commit()
+
     def replace_files(self, corpus: str, paths: Iterable[str], rows: pa.Table | None) -> None:
         """Every chunk of ``paths`` becomes ``rows`` (None or no rows: the files are deleted)."""
         with self._lock:
@@ -221,6 +228,11 @@ class LexicalIndex:
         query = tantivy.Query.boolean_query([(tantivy.Occur.Must, within), *self._scope_clauses(scope)])
         hits = searcher.search(query, bound, count=False).hits
         return [searcher.doc(address)["id"][0] for _score, address in hits]
+
+    def has_file(self, corpus: str, path: str) -> bool:
+        """Whether any chunk of the file may be indexed. Never False for an indexed file; may be True for a
+        deleted one until tantivy merges its segments (document frequencies count deleted documents)."""
+        return int(self._index.searcher().doc_freq("file", file_key(corpus, path))) > 0
 
     def num_docs(self) -> int:
         return int(self._index.searcher().num_docs)

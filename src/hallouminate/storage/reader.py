@@ -21,10 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
-from hallouminate.storage import ann, eligibility, sql
+from hallouminate.storage import allocator, ann, eligibility, sql
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
-from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, sort_scan_rows
+from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
 
 if TYPE_CHECKING:
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 IN_MEMORY_ROWS = 200_000
 # Past this many rows a corpus's vector product runs in a worker thread (below it, the hop costs more).
 OFF_LOOP_ROWS = 20_000
+# A phrase scan past the in-memory bound reads this many rows of text at a time (~10 MB of it at ~1 kB a
+# chunk; LanceDB's own batches are no bigger).
+SCAN_BATCH = 8192
 # A filter letting through at most this share of a corpus's vectors has only those scored (gathered,
 # then a product over them); above it the full product with the others' scores set to minus infinity is
 # cheaper than the gather.
@@ -206,7 +209,12 @@ class AsyncReader:
     ``off_loop_rows`` rows is scored in a worker thread."""
 
     def __init__(
-        self, store: Store, *, in_memory_rows: int = IN_MEMORY_ROWS, off_loop_rows: int = OFF_LOOP_ROWS
+        self,
+        store: Store,
+        *,
+        in_memory_rows: int = IN_MEMORY_ROWS,
+        off_loop_rows: int = OFF_LOOP_ROWS,
+        scan_batch: int = SCAN_BATCH,
     ) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
         self._store = store
@@ -215,10 +223,10 @@ class AsyncReader:
         self._table: Any = None
         self._generation = -1
         self._counts: dict[str, int] = {}
-        # Phrase mode scans the text of whole corpora: their rows are kept in memory until the next
-        # commit (measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table). Up to
-        # IN_MEMORY_ROWS they are the rows ranked searches hold; past it, these (without vectors).
-        self._scan_rows: dict[str, Any] = {}
+        # Phrase mode scans the text of whole corpora: up to IN_MEMORY_ROWS from the rows ranked searches
+        # hold (measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table); past it, streamed
+        # from the table ``scan_batch`` rows at a time, never held (ADR 0057).
+        self._scan_batch = scan_batch
         self._vectors: dict[str, _CorpusRows] = {}
         # Past the in-memory bound, a filtered search's pages (path, frontmatter) per corpus.
         self._pages_cache: dict[str, eligibility.Pages] = {}
@@ -238,7 +246,6 @@ class AsyncReader:
             await self._table.checkout_latest()
         if generation != self._generation:
             self._counts.clear()
-            self._scan_rows.clear()
             self._vectors.clear()
             self._pages_cache.clear()
             self._heads.clear()
@@ -320,7 +327,12 @@ class AsyncReader:
         )
         async for batch in stream:
             names = [n for n in batch.schema.names if n != "vector"]
-            batches.append(pa.RecordBatch.from_arrays([batch.column(n) for n in names], names=names))
+            # Copied out of LanceDB's batch: an imported batch's buffers are freed together, so keeping
+            # its other columns kept its vectors too (~150 MB at 100k rows, on top of ``matrix``).
+            every = pa.array(np.arange(batch.num_rows))
+            batches.append(
+                pa.RecordBatch.from_arrays([batch.column(n).take(every) for n in names], names=names)
+            )
             part = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
             if filled + len(part) > len(matrix):  # rows committed since the count: grow (rare)
                 matrix = np.concatenate([matrix[:filled], np.empty((len(part), dim), np.float32)])
@@ -337,7 +349,25 @@ class AsyncReader:
         order = pc.sort_indices(read, sort_keys=[("path", "ascending"), ("ordinal", "ascending")])
         row_of = np.empty(filled, dtype=np.int64)
         row_of[order.to_numpy()] = np.arange(filled)
-        return _CorpusRows(read.take(order).combine_chunks(), matrix[:filled], row_of)
+        # Column by column, each read column dropped once sorted: the whole table taken at once held the
+        # read rows and their sorted copy together (~110 MB more at 100k rows).
+        del batches
+        names = read.column_names
+        columns = [read.column(name) for name in names]
+        del read
+        pool = pa.default_memory_pool()
+        for i in range(len(columns)):
+            # Joined first, the batches' pieces freed, then sorted: a take of the chunked column joins
+            # them itself and keeps the pieces, the joined copy and the sorted one at once.
+            joined = columns[i].combine_chunks()
+            columns[i] = joined  # the pieces go
+            pool.release_unused()  # else Arrow's pool keeps their pages (mimalloc)
+            columns[i] = joined.take(order)
+            del joined
+            pool.release_unused()
+        held = _CorpusRows(pa.table(columns, names=names), matrix[:filled], row_of)
+        allocator.release()  # the load freed several times what it holds: give it back (ADR 0057)
+        return held
 
     async def _vector_search_in_memory(
         self, table: Any, query: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort | None
@@ -787,30 +817,43 @@ class AsyncReader:
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) <= self._in_memory_rows:  # the rows ranked searches hold anyway: no second copy
-            tables = []
+            tables, masks = [], []
             for corpus in corpora:
                 held = await self._in_memory(table, corpus)
-                mask = held.mask(eligible)
-                rows = held.rows.select(SCAN_COLUMNS)
-                tables.append(rows if mask is None else rows.filter(pa.array(mask)))
-            return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
+                masks.append(held.mask(eligible))  # applied with the pattern: only matches are copied
+                tables.append(held.rows.select(SCAN_COLUMNS))
+            return await asyncio.to_thread(match_rows, tables, pattern, max_rows, False, masks)
+        # Past the bound the corpus's text is streamed, never held: a copy of its scan columns was ~1 GB
+        # at 1M rows. Each batch keeps only its matches, and the matches only up to ``max_rows`` of the
+        # first in scan order, so at most a batch and ``max_rows`` rows are held at once.
         tables = []
         for corpus in corpora:
-            rows = self._scan_rows.get(corpus)
-            if rows is None:
-                generation = self._generation
-                rows = sort_scan_rows(
-                    await table.query()
-                    .where(f"corpus = {sql.literal(corpus)}")
-                    .select(SCAN_COLUMNS)
-                    .to_arrow()
-                )
-                self._remember(self._scan_rows, corpus, rows, generation)
-            if eligible is not None:
-                pages = await self._pages(table, corpus) if eligible.filters_pages else None
-                mask = eligibility.path_mask(rows, pages, eligible)
-                if mask is not None:
-                    rows = rows.filter(pa.array(mask))
-            tables.append(rows)
-        # The regex runs in C++ and releases the GIL: off the loop, so a big corpus does not stall pings.
+            pages = (
+                await self._pages(table, corpus) if eligible is not None and eligible.filters_pages else None
+            )
+            stream = await (
+                table.query()
+                .where(f"corpus = {sql.literal(corpus)}")
+                .select(SCAN_COLUMNS)
+                .to_batches(max_batch_length=self._scan_batch)
+            )
+            kept: list[Any] = []
+            matches = 0
+            more = False
+            async for batch in stream:
+                rows = pa.Table.from_batches([batch])
+                mask = eligibility.path_mask(rows, pages, eligible) if eligible is not None else None
+                # Off the loop: the regex runs in C++ and releases the GIL, so pings go on meanwhile.
+                found = await asyncio.to_thread(matching, rows, pattern, mask)
+                if not found.num_rows:
+                    continue
+                kept.append(found)
+                matches += found.num_rows
+                if matches > max_rows:  # only the first ``max_rows`` in scan order can be returned
+                    first = sort_scan_rows(pa.concat_tables(kept)).slice(0, max_rows)
+                    kept, matches, more = [first.combine_chunks()], max_rows, True
+            if kept:
+                tables.append(sort_scan_rows(pa.concat_tables(kept)))
+            if more:  # a later corpus's rows come after this one's in scan order: none would be returned
+                return await asyncio.to_thread(match_rows, tables, pattern, max_rows, True)
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)

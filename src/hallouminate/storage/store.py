@@ -28,9 +28,9 @@ import pyarrow as pa
 
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
-from hallouminate.storage import ann, sql
+from hallouminate.storage import allocator, ann, sql
 from hallouminate.storage.lancedb_import import import_lancedb
-from hallouminate.storage.lexical import LEXICAL_COLUMNS, LexicalIndex
+from hallouminate.storage.lexical import BUILD_BATCH, LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
     META_MODEL,
@@ -173,7 +173,11 @@ class Store:
             raise StoreFault(f"cannot open the store at {path}: {exc}") from exc
         self.lexical = LexicalIndex()
         started = time.perf_counter()
-        self.lexical.add(self._table.search().select(LEXICAL_COLUMNS).limit(None).to_arrow())
+        # Streamed: the whole table's text read at once was ~500 MB at 1M rows, on top of the index.
+        self.lexical.add_batches(
+            self._table.search().select(LEXICAL_COLUMNS).limit(None).to_batches(BUILD_BATCH)
+        )
+        allocator.release()  # the text read to build the index is freed: give it back (ADR 0057)
         if self.lexical.num_docs():
             log.info(
                 "BM25 index of %d chunks built in %.2f s",
@@ -296,27 +300,40 @@ class Store:
         items = list(files.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
             group = dict(items[start : start + FILES_PER_COMMIT])
-            table = build_table(self._schema, corpus, group)
-            predicate = sql.corpus_files(corpus, group)
             with self._write_lock:
-                try:
-                    if table.num_rows == 0:
-                        self._table.delete(predicate)
-                    else:
-                        (
-                            self._table.merge_insert("id")
-                            .when_matched_update_all()
-                            .when_not_matched_insert_all()
-                            .when_not_matched_by_source_delete(predicate)
-                            .execute(table)
-                        )
-                except Exception as exc:
-                    raise StoreFault(
-                        f"writing {len(group)} file(s) of {corpus!r} to the store failed: {exc}"
-                    ) from exc
-                self.lexical.replace_files(corpus, group, table)
-                self._commits_since_optimize += 1
+                # Files with no row yet are appended: a merge that may delete rows joins against the whole
+                # table (1.2 s a commit at 100k rows, 2.4 s at 300k, growing with it), an append does not
+                # (0.02-0.2 s). The BM25 index mirrors the table's files, so it says which are new.
+                fresh = {p: rows for p, rows in group.items() if not self.lexical.has_file(corpus, p)}
+                known = {p: rows for p, rows in group.items() if p not in fresh}
+                for part, append in ((known, False), (fresh, True)):
+                    if part:
+                        self._write_files(corpus, part, append)
             self.generation += 1
+
+    def _write_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]], append: bool) -> None:
+        """One commit replacing every row of ``files`` (``append``: none of them has a row yet)."""
+        table = build_table(self._schema, corpus, files)
+        try:
+            if append:
+                if table.num_rows:
+                    self._table.add(table)
+            elif table.num_rows == 0:
+                self._table.delete(sql.corpus_files(corpus, files))
+            else:
+                (
+                    self._table.merge_insert("id")
+                    .when_matched_update_all()
+                    .when_not_matched_insert_all()
+                    .when_not_matched_by_source_delete(sql.corpus_files(corpus, files))
+                    .execute(table)
+                )
+        except Exception as exc:
+            raise StoreFault(
+                f"writing {len(files)} file(s) of {corpus!r} to the store failed: {exc}"
+            ) from exc
+        self.lexical.replace_files(corpus, files, table)
+        self._commits_since_optimize += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
         self._refuse_mixing()
