@@ -42,6 +42,7 @@ FILE_SECONDS: dict[str, float] = {
     "wiki/test_wiki_crash_safety.py": 51.9,
     # Issue 20 (ADR 0059), measured at load average ~11.
     "daemon/test_daemon_ann_index.py": 51.2,
+    "storage/test_store_ann.py": 27.1,
     "http/test_http_cli.py": 36.3,
     "shim/test_shim_kb_resources.py": 45.7,
     "daemon/test_store_refuses_mixing.py": 50.0,
