@@ -14,7 +14,7 @@ DEMO_QUESTION ?= How does the MCP shim reach the daemon?
 export UV_COMPILE_BYTECODE := 1
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup model demo test stress lint bench install clean
+.PHONY: setup model demo test stress lint bench bench-1m install clean
 
 setup: $(VENV)/.synced $(TS_CLIENT)/node_modules/.installed
 
@@ -82,6 +82,15 @@ lint: setup
 # `$(BIN)/python bench/suite.py --quick` runs tiny sizes; bench/foundation.py still runs on its own.
 bench: model
 	$(BIN)/python bench/suite.py
+
+# The 1M-chunk tier (ADR 0060), on its own: a world in bench/out/world-1m (10k chunks embedded by the
+# daemon, filled to 1M as the 100k tier is: ~20 min and ~5 GB on a quiet 2-core machine, once; reused after),
+# the daemon restarted on it and its approximate index built, then ground, throughput, no-op re-index, RSS,
+# recall@10 and ~1,000 new chunks indexed. Merged into bench/out/suite.md, suite.png and suite.json as a
+# column of the last `make bench`. `WORLD=DIR` measures another kept world (bench/build_store.py).
+WORLD ?= bench/out/world-1m
+bench-1m: model
+	$(BIN)/python bench/suite.py --million --world $(WORLD)
 
 # `hallouminate` on PATH for every repository: the locked dependencies (uv.lock, what the tests ran) in
 # their own environment under $(PREFIX)/lib/hallouminate, a copy of this checkout (not an editable link),

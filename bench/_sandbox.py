@@ -84,3 +84,30 @@ def percentile(values: list[float], pct: float) -> float:
         return float("nan")
     rank = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
     return ordered[rank]
+
+
+@contextmanager
+def kept_world(root: Path, name: str = "gen") -> Iterator[BenchWorld]:
+    """A world bench/build_store.py kept at ``root``: its ``env.sh`` points the product at it. The daemon
+    is stopped on the way out; the world stays."""
+    import shlex
+
+    model_cache = xdg.default_model_cache()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "HALLOUMINATE_"))}
+    for line in (root / "env.sh").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            env[key] = " ".join(shlex.split(value))
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield BenchWorld(root=root, env=env, repo=root / name, model_cache=model_cache)
+    finally:
+        import asyncio
+
+        from hallouminate.client import stop_daemon
+
+        asyncio.run(stop_daemon())
+        os.environ.clear()
+        os.environ.update(saved)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shlex
 import shutil
 import sys
@@ -29,16 +30,8 @@ from _sandbox import bench_world
 from suite import chunk_budget, fill_phase, index_runs, log
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--root", type=Path, required=True, help="where the world is made (must not exist)")
-    parser.add_argument("--real", type=int, default=2000, help="chunks embedded for real by the daemon")
-    parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the store at the end")
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args()
-    root = args.root.resolve()
+def build(root: Path, real: int, chunks: int, seed: int) -> None:
+    """Make the world at ``root`` (which must not exist); ``make bench-1m`` builds its tier with this too."""
     if root.exists():
         raise SystemExit(f"{root} exists: give a new directory (or remove it)")
 
@@ -52,8 +45,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hmb-gen-", dir="/tmp"))
     generated = _corpora.generate_to_chunks(
         tmp / "wiki",
-        args.seed,
-        min(args.real, args.chunks),
+        seed,
+        min(real, chunks),
         lambda text: [c.embed_text for c in chunk_markdown(text, counter, budget).chunks],
     )
     log(f"{generated.files} pages, {generated.chunks} chunks to embed for real")
@@ -65,9 +58,15 @@ def main() -> None:
         from hallouminate.client import stop_daemon
 
         asyncio.run(stop_daemon())
-        if args.chunks > generated.chunks:
-            opts = SimpleNamespace(seed=args.seed, warmup=0, rounds=0, bare_sample=64)
-            fill_phase(world, generated, args.chunks, opts)  # type: ignore[arg-type]
+        fill = None
+        if chunks > generated.chunks:
+            opts = SimpleNamespace(seed=seed, warmup=0, rounds=0, bare_sample=64)
+            fill = fill_phase(world, generated, chunks, opts)  # type: ignore[arg-type]
+            fill.pop("kept_texts")
+        # What the world is made of, for the report of a tier measured on it (bench/suite.py --million).
+        (root / "world.json").write_text(
+            json.dumps({"seed": seed, "real_chunks": generated.chunks, "chunks": chunks, "fill": fill})
+        )
         (root / "env.sh").write_text(
             "".join(
                 f"{k}={shlex.quote(v)}\n"
@@ -76,6 +75,18 @@ def main() -> None:
             )
         )
     log(f"kept at {root}: set -a; . {root}/env.sh; set +a; cd {root}/gen")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--root", type=Path, required=True, help="where the world is made (must not exist)")
+    parser.add_argument("--real", type=int, default=2000, help="chunks embedded for real by the daemon")
+    parser.add_argument("--chunks", type=int, default=100_000, help="chunks in the store at the end")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    build(args.root.resolve(), args.real, args.chunks, args.seed)
 
 
 if __name__ == "__main__":

@@ -135,10 +135,10 @@ async def staged(world: BenchWorld, opts: Options, texts: list[str]) -> dict[str
     }
 
 
-def components(world: BenchWorld, scale: int) -> dict[str, Any]:
+def components(world: BenchWorld, scale: int, phrases: list[str]) -> dict[str, Any]:
     """In this process, no model, the allocator tuned as the daemon tunes it: the store, its BM25 index, a
     BM25 index ``scale`` times as big, and a phrase search past the in-memory bound (the reader's LanceDB
-    path). Freed memory is returned before each ``before`` (``allocator.release``), so each step's
+    path), and the CPU of ``phrases`` there (``phrase_cpu``). Freed memory is returned before each ``before`` (``allocator.release``), so each step's
     figure is its own (and VmHWM is reset: ``reset_peak``)."""
     import pyarrow as pa
 
@@ -198,7 +198,52 @@ def components(world: BenchWorld, scale: int) -> dict[str, Any]:
     matched = asyncio.run(phrase_past_bound())
     out["phrase_past_bound"] = {"before": before, "after": memory_of(), "matched": matched}
     log(show("phrase past the bound", out["phrase_past_bound"]["after"]))
+    out["phrase_cpu"] = asyncio.run(phrase_cpu(store, phrases))
+    log(f"phrase past the bound, CPU per query: {out['phrase_cpu']}")
     return out
+
+
+async def phrase_cpu(store: Any, phrases: list[str]) -> dict[str, Any]:
+    """CPU seconds per phrase query past the in-memory bound, every row streamed against only the rows
+    holding the phrase's sure tokens (ADR 0057), on the same queries in alternation (CPU time: the shared
+    machine's load barely moves it); each pair's answers must be equal."""
+    from hallouminate.search.phrase import Phrase
+    from hallouminate.storage.reader import NARROW_SHARE, AsyncReader
+
+    reader = AsyncReader(store, in_memory_rows=0)
+    corpora = sorted(await _corpora_of(store))
+    await reader.count_rows(corpora[0])
+    spent = {"streamed": 0.0, "narrowed": 0.0}
+    spent_when_read = {"streamed": 0.0, "narrowed": 0.0}  # on the queries whose rows were read by id
+    with_tokens = read_by_id = 0
+    for query in phrases:
+        phrase = Phrase.parse(query)
+        with_tokens += bool(phrase.runs)
+        cap = sum([await reader.count_rows(c) for c in corpora]) // NARROW_SHARE
+        by_id = bool(phrase.runs) and store.lexical.holding(phrase.runs, corpora, cap) is not None
+        read_by_id += by_id
+        answers = []
+        for kind, tokens in (("streamed", ()), ("narrowed", phrase.runs)):
+            started = time.process_time()
+            found = await reader.phrase_rows(corpora, phrase.re2, 201, None, tokens)
+            spent[kind] += time.process_time() - started
+            if by_id:
+                spent_when_read[kind] += time.process_time() - started
+            answers.append(([(r["corpus"], r["path"], r["ordinal"]) for r in found.rows], found.more))
+        if answers[0] != answers[1]:
+            raise SystemExit(f"narrowed phrase scan differs from the stream for {query!r}")
+    n = len(phrases)
+    m = max(read_by_id, 1)
+    return {
+        "queries": n,
+        "with_tokens": with_tokens,
+        "read_by_id": read_by_id,
+        "read_by_id_streamed_cpu_s": round(spent_when_read["streamed"] / m, 4),
+        "read_by_id_narrowed_cpu_s": round(spent_when_read["narrowed"] / m, 4),
+        "streamed_cpu_s": round(spent["streamed"] / n, 4),
+        "narrowed_cpu_s": round(spent["narrowed"] / n, 4),
+        "ratio": round(spent["narrowed"] / max(spent["streamed"], 1e-9), 4),
+    }
 
 
 async def _corpora_of(store: Any) -> set[str]:
@@ -219,6 +264,9 @@ def main() -> None:
         "--components", action="store_true", help="also measure parts in a model-less process"
     )
     parser.add_argument("--bm25-scale", type=int, default=10, help="with --components: BM25 of N x the rows")
+    parser.add_argument(
+        "--phrase-queries", type=int, default=20, help="with --components: phrases timed past the bound"
+    )
     parser.add_argument("--no-daemon", action="store_true", help="only --components")
     args = parser.parse_args()
     world = world_of(args.root.resolve())
@@ -261,7 +309,8 @@ def main() -> None:
             end = result["daemon"]["stages"]["after_load"]
             log(f"daemon peak RSS (VmHWM) {end['VmHWM']:.0f} MiB; at the end VmRSS {end['VmRSS']:.0f} MiB")
         if args.components:
-            result["components"] = components(world, args.bm25_scale)
+            phrases = make_queries(sample_texts(world, 4000), args.phrase_queries, args.seed)[1]
+            result["components"] = components(world, args.bm25_scale, phrases)
     finally:
         os.environ.clear()
         os.environ.update(saved)

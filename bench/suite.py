@@ -29,11 +29,17 @@ The 100k tier is not embedded in full (20-30 chunks/s on 2 cores would take abou
 with an embedder stand-in that returns the vectors of randomly chosen real chunks plus noise. The table
 and file states are what the daemon builds (it has no vector index: searches scan), and the restarted
 daemon then serves it (building its in-memory BM25 index from the table as it loads). Its full-index time is extrapolated from the 10k tier's measured
-rate, and labelled so.
+rate, and labelled so; its indexing is measured by adding ~1,000 chunks of new pages to it (``incremental_phase``)
+against the bare embedder on exactly those chunks.
+
+The 1M tier is ``make bench-1m`` (``--million [--world DIR]``, ADR 0060): a world kept by bench/build_store.py
+(built when missing), the daemon's approximate vector index waited for and timed, the same figures as the
+100k tier plus recall@10 against exact search, merged into the last run's suite.json, report and chart.
 
 A full run takes ~20 min on a quiet 2-core machine (budget: 30); ``--quick`` runs tiny sizes in 3-7 min.
 
 Usage: .venv/bin/python bench/suite.py [--quick] [--sizes 1000,10000,100000] [--seed 7]
+       .venv/bin/python bench/suite.py --million [--world bench/out/world-1m]
 """
 
 from __future__ import annotations
@@ -63,14 +69,23 @@ from _sandbox import OUT, REPO_ROOT, BenchWorld, bench_world, percentile
 from foundation import serve_command, stop_shim_host
 from indexing import CpuMeter, indexer_batches, peak_rss_mib, timed_index, wait_loaded
 
-# Targets of issue 7.
-PIPELINE_TARGET = 0.85
+# Targets of issue 7 and issue 20 (bench/_report.py writes each beside its figure).
+PIPELINE_TARGET = 0.85  # at every tier: full index where measured, incremental on the filled tiers
 NOOP_TARGET_S = 2.0  # at 10k chunks
 P50_TARGET_MS = {1_000: 15.0, 100_000: 80.0}
-THROUGHPUT_TARGET = 100.0  # ground calls/s with 8 clients at 10k chunks
+THROUGHPUT_TARGET = 100.0  # ground calls/s with 8 daemon-protocol clients at 10k chunks
+MCP_THROUGHPUT_TARGET = 90.0  # ... and with 8 MCP sessions
 RSS_TARGET_MB = 800.0  # at 100k chunks
+MILLION = 1_000_000
+P50_1M_TARGET_MS = 100.0
+RECALL_TARGET = 0.95  # the approximate index's recall@10 against exact search, at 1M
+NOOP_1M_TARGET_S = 5.0
+RSS_1M_TARGET_MB = 2000.0
 CLIENTS = 8
 REAL_PACKAGE = "npm@12.2.0"
+# The filled tiers' incremental index: new pages numbered from here, far past any fill's pages (a 1M fill
+# writes ~130k), so they never overwrite one.
+INCREMENTAL_START = 5_000_000
 
 STARTED = time.perf_counter()
 
@@ -97,6 +112,12 @@ class Options:
     http_load_s: float  # 0: no HTTP load phase
     quick: bool
     report_only: bool
+    incremental: int  # chunks of new pages indexed into each filled tier (0: none)
+    million: bool  # the 1M tier alone (make bench-1m), merged into bench/out/suite.json
+    reuse: Path | None  # a world bench/build_store.py kept, for the 1M tier
+    million_real: int  # chunks the daemon embeds for real when the 1M tier builds its world
+    recall_queries: int
+    index_wait_s: float  # how long the 1M tier waits for the daemon's approximate index
 
 
 # -- the product, used the way the daemon uses it ---------------------------------------------------------
@@ -329,8 +350,11 @@ async def daemon_pid() -> int:
         await conn.close()
 
 
-async def index_runs(repo: Path, *, full: bool) -> dict[str, Any]:
-    """A full index (``full``) or a warm-up run, then a timed no-op re-index, through the daemon."""
+async def index_runs(
+    repo: Path, *, full: bool, settle: Callable[[Any], Awaitable[dict[str, Any]]] | None = None
+) -> dict[str, Any]:
+    """A full index (``full``) or a warm-up run, then a timed no-op re-index, through the daemon.
+    ``settle(conn)`` runs between the two (the 1M tier waits there for the approximate index)."""
     from hallouminate.client import connect_or_spawn
 
     conn = await connect_or_spawn()
@@ -347,6 +371,8 @@ async def index_runs(repo: Path, *, full: bool) -> dict[str, Any]:
             # that and pages the file states in, so the timed run below is the steady-state no-op.
             seconds, report = await timed_index(conn, repo)
             out["first_run_after_restart"] = {"seconds": seconds, "files_upserted": report["files_upserted"]}
+        if settle is not None:
+            out["vector_index"] = await settle(conn)
         seconds, report = await timed_index(conn, repo)
         out["noop"] = {"seconds": seconds, "files_upserted": report["files_upserted"]}
     finally:
@@ -465,6 +491,195 @@ def fill_phase(world: BenchWorld, have: _corpora.Generated, target: int, opts: O
     return result
 
 
+# -- incremental indexing into a big store ---------------------------------------------------------------
+def incremental_phase(world: BenchWorld, pid: int, embedder: Any, opts: Options) -> dict[str, Any]:
+    """New generated pages (~``opts.incremental`` chunks) written into a filled tier's wiki and indexed by
+    its running daemon, as a user's `hallouminate index` after adding pages would be: the walk of the whole
+    corpus, chunking, embedding and the commit into the big table. The daemon's watcher may start on the
+    new pages before the call does (the call then waits for that run, and runs its own pass): the time is
+    from the copy to the call's answer, the chunks are the table's growth. Then the pages are removed and
+    indexed away again, so that a kept world (``--reuse``) is as it was. The embed texts come back for the
+    bare embedder, which runs on exactly them after the daemon stops."""
+    from hallouminate.client import connect_or_spawn
+    from hallouminate.indexing import chunk_markdown
+
+    counter = _corpora.TokenCounter(embedder.count_tokens)
+    budget = chunk_budget(embedder.max_tokens)
+    wiki = world.repo / ".hallouminate" / "wiki"
+    # Pages written elsewhere first: the daemon's watcher must not index them before the timed call.
+    with tempfile.TemporaryDirectory(prefix="hmb-incr-", dir="/tmp") as tmp:
+        generated = _corpora.generate_to_chunks(
+            Path(tmp),
+            opts.seed,
+            opts.incremental,
+            lambda text: [c.embed_text for c in chunk_markdown(text, counter, budget).chunks],
+            start=INCREMENTAL_START,
+        )
+        rels = [str(p.relative_to(tmp)) for p in Path(tmp).rglob("*.md")]
+
+        async def index_new() -> tuple[float, dict[str, Any], dict[str, float]]:
+            conn = await connect_or_spawn()
+            try:
+                meter = CpuMeter(pid, os.getpid())
+                started = time.perf_counter()
+                for rel in rels:
+                    (wiki / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(Path(tmp) / rel, wiki / rel)
+                _, report = await timed_index(conn, world.repo)
+                return time.perf_counter() - started, report, meter.stop()
+            finally:
+                await conn.close()
+
+        log(f"  incremental index: {generated.files} new pages, {generated.chunks} chunks ...")
+        before = int(_chunks_table(world).count_rows())
+        seconds, report, cpu = asyncio.run(index_new())
+        after = int(_chunks_table(world).count_rows())
+    written = after - before
+    log(
+        f"    {written} chunks in {seconds:.1f} s ({written / seconds:.1f} chunks/s; the call itself wrote "
+        f"{report['chunks_written']}); table {after:,} rows"
+    )
+
+    async def remove() -> float:
+        for rel in rels:
+            (wiki / rel).unlink(missing_ok=True)
+        conn = await connect_or_spawn()
+        try:
+            seconds, _ = await timed_index(conn, world.repo)
+            return seconds
+        finally:
+            await conn.close()
+
+    removed_s = asyncio.run(remove())
+    log(f"    removed again in {removed_s:.1f} s")
+    return {
+        "files": generated.files,
+        "chunks": written,
+        "chunks_generated": generated.chunks,
+        "chunks_written_by_the_call": report["chunks_written"],
+        "seconds": seconds,
+        "chunks_per_s": written / seconds,
+        "files_seen": report["files_seen"],
+        "removal_s": removed_s,
+        **cpu,
+        "_texts": generated.texts,
+    }
+
+
+# -- the 1M tier's approximate vector index -------------------------------------------------------------
+def _chunks_table(world: BenchWorld) -> Any:
+    """The store's table, opened in this process (read-only use: the daemon is the one writer)."""
+    import lancedb
+
+    from hallouminate.config import resolve
+    from hallouminate.storage.schema import TABLE
+
+    store_dir = resolve(world.repo).settings.store_dir
+    return lancedb.connect(str(store_dir)).open_table(TABLE)
+
+
+def _vector_index(table: Any) -> Any | None:
+    return next((i for i in table.list_indices() if "vector" in i.columns), None)
+
+
+def ann_expected(rows: int) -> str | None:
+    """Why the daemon will build no approximate index for ``rows`` rows, or None when it should."""
+    from hallouminate.storage import ann
+
+    if rows < ann.MIN_ROWS:
+        return f"{rows:,} rows, below storage/ann.py MIN_ROWS ({ann.MIN_ROWS:,}): searched exactly"
+    try:
+        ann.index_config(rows, 384)
+    except NotImplementedError:
+        return "storage/ann.py builds no index yet (index_config not implemented): searched exactly"
+    return None
+
+
+def drop_vector_index(world: BenchWorld) -> str | None:
+    """Before the daemon starts on a kept world: its build is then timed on every run."""
+    table = _chunks_table(world)
+    index = _vector_index(table)
+    if index is not None:
+        table.drop_index(index.name)
+        return str(index.name)
+    return None
+
+
+def vector_index_waiter(world: BenchWorld, rows: int, timeout_s: float) -> Any:
+    """``settle`` for index_runs: wait until the store's vector index covers every row (the daemon builds it
+    off the search path after it starts), timing that from the daemon's start."""
+
+    async def settle(conn: Any) -> dict[str, Any]:
+        why_not = ann_expected(rows)
+        if why_not is not None:
+            log(f"  no approximate index: {why_not}")
+            return {"available": False, "reason": why_not}
+        status = await conn.call("status")
+        started = time.perf_counter() - float(status["uptime_secs"])  # the daemon's start
+        log("  waiting for the daemon's approximate vector index ...")
+        last = 0.0
+        while time.perf_counter() - started < timeout_s:
+            table = _chunks_table(world)
+            index = _vector_index(table)
+            stats = table.index_stats(index.name) if index is not None else None
+            if stats is not None and stats.num_unindexed_rows == 0:
+                seconds = time.perf_counter() - started
+                log(f"    ready {seconds:.0f} s after the daemon started ({stats.index_type})")
+                status = await conn.call("status")
+                return {
+                    "available": True,
+                    "ready_after_start_s": seconds,
+                    "index_type": str(stats.index_type),
+                    "indexed_rows": stats.num_indexed_rows,
+                    # What the daemon says of it (ann's optional status fields), as it said it.
+                    "status": {k: v for k, v in status.items() if "ann" in k or "vector" in k},
+                }
+            if time.perf_counter() - last >= 60:
+                last = time.perf_counter()
+                state = "none yet" if stats is None else f"{stats.num_unindexed_rows:,} rows not indexed"
+                log(f"    ... {time.perf_counter() - started:.0f} s: {state}")
+            await asyncio.sleep(2.0)
+        return {"available": False, "reason": f"not built {timeout_s:.0f} s after the daemon started"}
+
+    return settle
+
+
+def ann_recall(world: BenchWorld, embedder: Any, queries: list[str]) -> dict[str, Any]:
+    """recall@10 of the approximate index as the reader searches it (``ann.tune``) against exact search
+    (``bypass_vector_index``), on the tier's ranked queries embedded by the real model; the daemon stopped."""
+    from hallouminate.storage import ann
+
+    table = _chunks_table(world)
+    index = _vector_index(table)
+    if index is None:
+        return {"available": False, "reason": "no vector index in the store: searches are exact"}
+    recalls: list[float] = []
+    exact_s: list[float] = []
+    approx_s: list[float] = []
+    for query in queries:
+        vector = embedder.embed_query(query)
+
+        def top(builder: Any, times: list[float]) -> set[str]:
+            started = time.perf_counter()
+            rows = builder.distance_type("cosine").select(["id"]).limit(10).to_list()
+            times.append(time.perf_counter() - started)
+            return {r["id"] for r in rows}
+
+        exact = top(table.search(vector, vector_column_name="vector").bypass_vector_index(), exact_s)
+        approx = top(ann.tune(table.search(vector, vector_column_name="vector")), approx_s)
+        recalls.append(len(exact & approx) / max(1, len(exact)))
+    return {
+        "available": True,
+        "queries": len(queries),
+        "recall_at_10": sum(recalls) / len(recalls),
+        "worst_query_recall": min(recalls),
+        "index_type": str(table.index_stats(index.name).index_type),  # type: ignore[union-attr]
+        "params": {"nprobes": ann.NPROBES, "refine_factor": ann.REFINE_FACTOR, "min_rows": ann.MIN_ROWS},
+        "exact_p50_ms": percentile(exact_s, 50) * 1000,
+        "approx_p50_ms": percentile(approx_s, 50) * 1000,
+    }
+
+
 # -- one corpus ------------------------------------------------------------------------------------------
 def corpus_figures(
     label: str,
@@ -476,12 +691,15 @@ def corpus_figures(
     *,
     full: bool,
     load: bool = False,
+    settle: Callable[[Any], Awaitable[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Index (for real when ``full``), serve, then the bare baselines with the daemon stopped."""
+    """Index (for real when ``full``), serve, then the bare baselines with the daemon stopped. A filled
+    tier (not ``full``) also indexes new pages into its big store (``incremental_phase``), and the bare
+    embedder runs on exactly their texts."""
     from hallouminate.client import stop_daemon
 
     log(f"{label}: {'full index' if full else 'restart the daemon, no-op index'} ...")
-    runs = asyncio.run(index_runs(world.repo, full=full))
+    runs = asyncio.run(index_runs(world.repo, full=full, settle=settle))
     pid = runs["daemon_pid"]
     if full:
         full_run = runs["full"]
@@ -495,11 +713,29 @@ def corpus_figures(
     log(
         f"  daemon peak RSS {served['daemon_rss_mib']['peak']:.0f} MiB, store {served['store']['bytes'] / 1e6:.1f} MB"
     )
+    incremental = None
+    if not full and opts.incremental:
+        incremental = incremental_phase(world, pid, embedder, opts)
     # The bare runs come after the daemon stops, so the two never share the CPU.
     asyncio.run(stop_daemon())
-    sample = _corpora.sample_evenly(texts, opts.bare_sample)
+    if incremental is not None:
+        sample = incremental.pop("_texts")
+    else:
+        sample = _corpora.sample_evenly(texts, opts.bare_sample)
     bare = bare_phase(embedder, sample, queries, opts)
     figures: dict[str, Any] = {"label": label, "kind": kind, **runs, **served, "bare": bare}
+    if incremental is not None:
+        passages = bare["passages"]
+        figures["incremental_index"] = {
+            **incremental,
+            "pipeline_ratio": incremental["chunks_per_s"] / passages["chunks_per_s"],
+            "pipeline_ratio_cpu": (passages["own_cpu_s"] / passages["chunks"])
+            / (incremental["own_cpu_s"] / incremental["chunks"]),
+        }
+        log(
+            f"  incremental / bare embedder: {figures['incremental_index']['pipeline_ratio']:.2f} "
+            f"(by CPU time {figures['incremental_index']['pipeline_ratio_cpu']:.2f})"
+        )
     if full:
         chunks = runs["full"]["report"]["chunks_written"]
         rate = chunks / runs["full"]["seconds"]
@@ -645,6 +881,114 @@ def real_tier(embedder: Any, counter: Any, budget: int, opts: Options) -> dict[s
     return figures
 
 
+def tier_texts(repo: Path, embedder: Any, files: int = 600) -> list[str]:
+    """Embed texts of ``files`` pages spread over a kept world's wiki (its queries and samples): chunking
+    the whole 1M wiki again would take minutes."""
+    from hallouminate.indexing import chunk_markdown
+
+    counter = _corpora.TokenCounter(embedder.count_tokens)
+    budget = chunk_budget(embedder.max_tokens)
+    pages = _corpora.sample_evenly(sorted((repo / ".hallouminate" / "wiki").rglob("*.md")), files)
+    return [c.embed_text for p in pages for c in chunk_markdown(p.read_text(), counter, budget).chunks]
+
+
+def million_tier(embedder: Any, opts: Options) -> dict[str, Any]:
+    """The 1M tier (``make bench-1m``): a kept world at ``opts.reuse``, built there first when missing
+    (bench/build_store.py: ``million_real`` chunks embedded by the daemon, the rest filled). The daemon
+    restarts on it, builds its approximate index (timed), then the tier is measured as the 100k tier is,
+    plus the index's recall@10 against exact search."""
+    from _sandbox import kept_world
+    from build_store import build
+
+    assert opts.reuse is not None
+    root = opts.reuse.resolve()
+    if not (root / "env.sh").exists():
+        log(f"1M: building the world at {root} ({opts.million_real:,} chunks embedded, filled to 1M) ...")
+        started = time.perf_counter()
+        build(root, opts.million_real, MILLION, opts.seed)
+        log(f"  built in {(time.perf_counter() - started) / 60:.1f} min")
+    else:
+        log(f"1M: reusing the world at {root}")
+    built = json.loads((root / "world.json").read_text()) if (root / "world.json").exists() else {}
+    with kept_world(root) as world:
+        from hallouminate.client import stop_daemon
+
+        asyncio.run(stop_daemon())  # a daemon left running on the world would skip the timed build
+        rows = int(_chunks_table(world).count_rows())
+        dropped = drop_vector_index(world) if ann_expected(rows) is None else None
+        if dropped:
+            log(f"  dropped the store's vector index {dropped!r}: the daemon builds it again, timed")
+        texts = tier_texts(world.repo, embedder)
+        label = "1M" if rows >= 0.9 * MILLION else f"{rows // 1000}k"
+        settle = vector_index_waiter(world, rows, opts.index_wait_s)
+        figures = corpus_figures(
+            label, "generated+filled", world, embedder, texts, opts, full=False, settle=settle
+        )
+        ranked, _ = make_queries(texts, opts.warmup + opts.rounds, opts.seed)
+        log(f"  recall@10 of the approximate index on {opts.recall_queries} of the tier's queries ...")
+        figures["ann_recall"] = ann_recall(
+            world, embedder, ranked[opts.warmup : opts.warmup + opts.recall_queries]
+        )
+        recall = figures["ann_recall"]
+        log(f"    {recall['recall_at_10']:.3f}" if recall["available"] else f"    n/a: {recall['reason']}")
+        pages = list((world.repo / ".hallouminate" / "wiki").rglob("*.md"))
+    figures["tier"] = "1m"
+    figures["chunks"] = rows
+    figures["world"] = str(root)
+    figures["index_dropped_before_start"] = dropped
+    figures["corpus"] = {
+        "files": len(pages),
+        "bytes": sum(p.stat().st_size for p in pages),
+        "seed": built.get("seed", opts.seed),
+        "really_embedded_chunks": built.get("real_chunks"),
+    }
+    figures["fill"] = built.get("fill")
+    figures["full_index"] = {
+        "measured": False,
+        "seconds": None,
+        "chunks_per_s": None,
+        "pipeline_ratio": None,
+        "pipeline_ratio_cpu": None,
+        "basis": "not extrapolated; the incremental index is measured",
+    }
+    return figures
+
+
+def million_run(opts: Options) -> dict[str, Any]:
+    """``make bench-1m``: the 1M tier merged into bench/out/suite.json (the last ``make bench``'s, if any),
+    replacing an earlier 1M tier, so that one report and one chart show every tier."""
+    from hallouminate import xdg
+    from hallouminate.embedding import Embedder
+
+    embedder = Embedder(xdg.default_model_cache())
+    path = OUT / "suite.json"
+    results: dict[str, Any] = (
+        json.loads(path.read_text())
+        if path.exists()
+        else {
+            "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(opts).items()},
+            "tiers": [],
+            "seconds": 0.0,
+        }
+    )
+    results["machine"].setdefault("load_avg_at_start", os.getloadavg())
+    started = time.strftime("%Y-%m-%d %H:%M:%S")
+    load = os.getloadavg()
+    tier = million_tier(embedder, opts)
+    tier["run"] = {
+        "started": started,
+        "load_avg_at_start": load,
+        "seconds": time.perf_counter() - STARTED,
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(opts).items()},
+    }
+    results["tiers"] = [t for t in results["tiers"] if t.get("tier") != "1m"] + [tier]
+    if not path.exists():  # the 1M tier alone: the run is this one
+        results["seconds"] = tier["run"]["seconds"]
+    return results
+
+
 def foundation_run(opts: Options) -> dict[str, Any] | None:
     log("foundation bench (shim spawn, ground on the sample wiki) ...")
     args = ["--rounds", "30", "--spawns", "2"] if opts.quick else ["--rounds", "100", "--spawns", "5"]
@@ -677,7 +1021,7 @@ def run(opts: Options) -> dict[str, Any]:
             "python": platform.python_version(),
             "load_avg_at_start": os.getloadavg(),
         },
-        "options": {k: v for k, v in vars(opts).items()},
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(opts).items()},
         "tiers": [],
     }
     if opts.foundation:
@@ -758,6 +1102,27 @@ def parse_args() -> Options:
     parser.add_argument(
         "--report-only", action="store_true", help="rewrite the report and chart from bench/out/suite.json"
     )
+    parser.add_argument(
+        "--incremental", type=int, help="chunks of new pages indexed into each filled tier (0: none)"
+    )
+    parser.add_argument(
+        "--million",
+        action="store_true",
+        help="the 1M tier alone (make bench-1m), merged into bench/out/suite.json",
+    )
+    parser.add_argument(
+        "--world",
+        type=Path,
+        default=OUT / "world-1m",
+        help="the 1M tier's kept world: reused when it exists (made by bench/build_store.py), built there otherwise",
+    )
+    parser.add_argument(
+        "--million-real", type=int, default=10_000, help="chunks embedded for real when the 1M world is built"
+    )
+    parser.add_argument("--recall-queries", type=int, help="queries for the approximate index's recall@10")
+    parser.add_argument(
+        "--index-wait", type=float, default=3600.0, help="seconds to wait for the daemon's approximate index"
+    )
     a = parser.parse_args()
     quick = a.quick
     sizes = (
@@ -782,6 +1147,12 @@ def parse_args() -> Options:
         http_load_s=0.0 if a.no_http_load else (5.0 if quick else http_load.SECONDS),
         quick=quick,
         report_only=a.report_only,
+        incremental=a.incremental if a.incremental is not None else (100 if quick else 1_000),
+        million=a.million,
+        reuse=a.world if a.million else None,
+        million_real=a.million_real,
+        recall_queries=a.recall_queries or (20 if quick else 100),
+        index_wait_s=a.index_wait,
     )
 
 
@@ -792,6 +1163,14 @@ def main() -> None:
     if opts.report_only:
         for path in write_outputs(json.loads((OUT / "suite.json").read_text()), OUT):
             print(path)
+        return
+    if opts.million:
+        log(f"hallouminate benchmark suite, the 1M tier: world {opts.reuse}")
+        results = million_run(opts)
+        paths = write_outputs(results, OUT)
+        log(f"done in {(time.perf_counter() - STARTED) / 60:.1f} min")
+        for path in paths:
+            print(f"  {path}")
         return
     log(
         f"hallouminate benchmark suite: tiers {opts.sizes} (embedded for real up to {opts.embed_limit}), real corpus {opts.real or 'skipped'}"

@@ -566,3 +566,48 @@ def _tokens_at(word: str) -> tuple[tuple[int, str], ...]:
             _segment_tokens.clear()
         _segment_tokens[word] = found
     return found
+
+
+# ASCII characters that are not letters or digits: tantivy splits words at each, and none has a case
+# variant, so a phrase's one matches exactly itself (or, for its spaces, a whitespace run: never a word
+# character either).
+_ASCII_SEPARATOR = re.compile(r"[\x00-/:-@\[-`{-\x7f]")
+_ASCII_WORD = re.compile(r"[0-9A-Za-z]+")
+# ASCII letters whose case-insensitive match may be a character outside ASCII (RE2's case folding: K is
+# the Kelvin sign U+212A, s the long s U+017F; tests/test_analysis.py checks there are no others and that
+# the analyser reads them as k and s), which takes this many more UTF-8 bytes.
+_WIDER_VARIANTS = {"k": 2, "s": 1}
+
+
+def phrase_runs(words: Sequence[str]) -> list[tuple[str, ...]]:
+    """Runs of index tokens every text holding the phrase ``words`` holds, each run's tokens at consecutive
+    positions (a tantivy phrase query): a phrase scan may read only the chunks holding all of them
+    (storage/reader.py; ADR 0057). Empty: nothing is sure.
+
+    The phrase (``words`` joined by whitespace runs) matches as a case-insensitive substring
+    (search/phrase.py), so it may begin or end inside a word of the text. Its pieces between two ASCII
+    separators (space or punctuation) are whole words wherever it matches: the text holds the same
+    separators around them (whitespace for a space), and no other token between two of them. Such a
+    piece gives its tokens when it is all ASCII letters and digits (its match is the same letters in any
+    case, or K and ſ, which lower-case and fold to k and s; short enough that no variant reaches
+    ``MAX_TOKEN_BYTES``) or all Han, Hiragana and Katakana (no case: its match is itself, read as the same
+    bigrams, written between spaces). A piece that gives none (an accented word, a long one) ends a run.
+    Stop words are in the index (only queries drop them); stemming acts on a word alone, the same in the
+    query and the text."""
+    pieces = _ASCII_SEPARATOR.split(" ".join(words))
+    runs: list[tuple[str, ...]] = []
+    run: list[str] = []
+    for piece in pieces[1:-1]:  # the first and last may be parts of a longer word of the text
+        if not piece:  # between two separators: no token, the run goes on
+            continue
+        sure = _CJK_RUN.fullmatch(piece) is not None
+        if _ASCII_WORD.fullmatch(piece):
+            sure = len(piece) + sum(_WIDER_VARIANTS.get(c, 0) for c in piece.lower()) < MAX_TOKEN_BYTES
+        if sure:
+            run.extend(analyze(piece))
+        elif run:
+            runs.append(tuple(run))
+            run = []
+    if run:
+        runs.append(tuple(run))
+    return runs

@@ -266,7 +266,12 @@ class ReaderPort(Protocol):
     async def count_rows(self, corpus: str) -> int: ...
 
     async def phrase_rows(
-        self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
+        self,
+        corpora: Sequence[str],
+        pattern: str,
+        max_rows: int,
+        eligible: EligibilityPort | None = None,
+        runs: Sequence[Sequence[str]] = (),
     ) -> PhraseMatchesPort: ...
 
     async def neighbours(

@@ -17,7 +17,11 @@ normal behaviour. None of these is configuration: they are not for users and cha
 - ``HALLOUMINATE_TEST_INDEX_PAUSE`` (``index_pause_point``): holds a whole-corpus index run at a progress
   report, so a test knows a search or a second index arrived while it was running;
 - ``HALLOUMINATE_TEST_RERANK_PAUSE`` (``rerank_pause_point``): holds a reranker's model call, so a test
-  sees the rerank time budget run out (and the daemon answer meanwhile).
+  sees the rerank time budget run out (and the daemon answer meanwhile);
+- ``HALLOUMINATE_TEST_ANN_ROWS`` (``ann_rows``): a small store gets the approximate vector index and is
+  searched in LanceDB (the index's threshold and the reader's in-memory bound lowered to it);
+- ``HALLOUMINATE_TEST_ANN_PAUSE`` (``ann_pause_point``): holds a build of the approximate index once it
+  has begun, so a test knows a search arrived while it was running.
 
 Standard library only: the shim's launcher imports it and must start in a few tens of milliseconds.
 """
@@ -36,6 +40,8 @@ HTTP_READ_SECS = "HALLOUMINATE_TEST_HTTP_READ_SECS"
 WRITE_FAULTS = "HALLOUMINATE_TEST_WRITE_FAULTS"
 INDEX_PAUSE = "HALLOUMINATE_TEST_INDEX_PAUSE"
 RERANK_PAUSE = "HALLOUMINATE_TEST_RERANK_PAUSE"
+ANN_ROWS = "HALLOUMINATE_TEST_ANN_ROWS"
+ANN_PAUSE = "HALLOUMINATE_TEST_ANN_PAUSE"
 
 # Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
 # "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
@@ -122,6 +128,24 @@ def rerank_pause_point() -> None:
     base = _read(RERANK_PAUSE)
     if base:
         _pause(Path(base), "rerank", INDEX_PAUSE_LIMIT_SECS)
+
+
+def ann_rows() -> int | None:
+    """Rows from which the approximate index is built and searches leave memory for LanceDB, when the
+    suite lowers both (``HALLOUMINATE_TEST_ANN_ROWS``); None: the product's bounds."""
+    text = _read(ANN_ROWS)
+    return int(text) if text.isdigit() else None
+
+
+def ann_pause_point() -> None:
+    """Hold the approximate index's build now beginning, if the suite asked for it.
+
+    ``HALLOUMINATE_TEST_ANN_PAUSE=<dir>``: when ``<dir>/ann.pause`` exists, it is removed, ``ann.reached``
+    is created, and the build (in its worker thread) waits until ``ann.go`` appears.
+    """
+    base = _read(ANN_PAUSE)
+    if base:
+        _pause(Path(base), "ann", INDEX_PAUSE_LIMIT_SECS)
 
 
 def _pause(directory: Path, point: str, limit: float) -> None:

@@ -74,6 +74,7 @@ from hallouminate.protocol.results import (
     ProgressEvent,
     ReadMarkdownResult,
     RuntimeStatus,
+    VectorIndexState,
     WriteWarning,
 )
 
@@ -192,6 +193,10 @@ class Runtime:
         self._reranker_load: asyncio.Task[RerankerPort] | None = None
         self._reranker_failed_at = 0.0
         self._rerank_pool = ThreadPoolExecutor(1, thread_name_prefix="hallouminate-rerank")
+        # The approximate vector index's builds (minutes at 1M rows) hold a thread of their own too, one at
+        # a time: never one that searches, writes or index runs wait for (storage/ann.py).
+        self._ann_pool = ThreadPoolExecutor(1, thread_name_prefix="hallouminate-ann")
+        self._ann_task: asyncio.Future[str | None] | None = None
         # Wiki writes: one at a time daemon-wide (so any temp file a sweep meets is stale), journalled.
         self._write_lock = asyncio.Lock()
         self._write_journal = xdg.state_home() / "pending-writes"
@@ -216,13 +221,11 @@ class Runtime:
         with self._load_lock:
             if self._indexer is not None:
                 return
-            from hallouminate.storage.reader import AsyncReader
-
             started = time.perf_counter()
             embedder = self._new_embedder()
             store = self._open_store(embedder)
             self._embedder, self._store = embedder, store
-            self._reader = AsyncReader(store)
+            self._reader = self._new_reader(store)
             self._indexer = self._new_indexer(store, embedder)
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
@@ -353,6 +356,7 @@ class Runtime:
             with self._store_faults():
                 report = await self._run_index(indexer.index_paths, spec, paths)
             self._tally(spec.store_key, "watcher", report)
+        self._maintain_ann()
         self.counters["watcher_batches"] += 1
         self.counters["watcher_files_upserted"] += report["files_upserted"]
         if report["files_upserted"] or report["files_deleted"]:
@@ -392,6 +396,7 @@ class Runtime:
         try:
             await done
             self._load_error = None
+            self._maintain_ann()  # a store past the threshold with no index (or a stale one) gets it now
         except HallouminateError as exc:
             self._load_error = exc
             log.error("load failed: %s", exc.message)
@@ -491,12 +496,14 @@ class Runtime:
         # The budget the indexer cuts chunks to (the model reads no more): recorded with the table, so a
         # change of [indexing] chunk_tokens rebuilds it instead of leaving unchanged files cut the old way.
         chunk_tokens = min(self.settings.chunk_tokens, embedder.max_tokens)
+        rows = testing_hooks.ann_rows()  # None outside the test suite
         return Store(
             self.settings.store_dir,
             embedder.dim,
             model_name=embedder.model_name,  # the endpoint's says so: "openai-compatible:<model>"
             chunk_tokens=chunk_tokens,
             text_prep=f"{EMBED_TEXT_FORM}; {embedder.text_prep}",
+            **({} if rows is None else {"ann_min_rows": rows}),
         )
 
     def _format_limits(self) -> FormatLimits:
@@ -513,13 +520,31 @@ class Runtime:
         # The file problems index runs found, beside the store: they outlive the daemon, go with the store.
         return Indexer(store, embedder, self.settings, ProblemLog(self.settings.store_dir / PROBLEMS_FILE))
 
-    def _reopen_store(self) -> None:
+    def _new_reader(self, store: Store) -> AsyncReader:
         from hallouminate.storage.reader import AsyncReader
 
+        rows = testing_hooks.ann_rows()  # None outside the test suite
+        return AsyncReader(store) if rows is None else AsyncReader(store, in_memory_rows=rows)
+
+    def _maintain_ann(self) -> None:
+        """Build, retrain or refresh the approximate vector index in its own thread, if the store calls for
+        it and no such work is running (Store.maintain_ann decides; it is a metadata read when nothing is
+        due). Called after index runs and writes, and once the store is loaded."""
+        store = self._store
+        if store is None or store.mismatch is not None:
+            return
+        if self._ann_task is not None and not self._ann_task.done():
+            return
+        self._ann_task = asyncio.get_running_loop().run_in_executor(
+            self._ann_pool, store.maintain_ann, testing_hooks.ann_pause_point
+        )
+        self._ann_task.add_done_callback(lambda task: task.cancelled() or task.exception())
+
+    def _reopen_store(self) -> None:
         with self._load_lock:
             assert self._embedder is not None
             store = self._open_store(self._embedder)
-            self._store, self._reader = store, AsyncReader(store)
+            self._store, self._reader = store, self._new_reader(store)
             self._indexer = self._new_indexer(store, self._embedder)
             # Every corpus must be compared with the (now empty) store again before it is searched.
             self._caught_up.clear()
@@ -636,6 +661,7 @@ class Runtime:
             else:
                 self._tally(spec.store_key, run.kind, report)
         self._caught_up.add(spec.store_key)
+        self._maintain_ann()
         return report
 
     def _catch_up(self, spec: CorpusSpec) -> _CorpusRun | None:
@@ -972,6 +998,8 @@ class Runtime:
             count = await asyncio.to_thread(store.count_rows, spec.store_key)
         problems = indexer.problems.get(spec.store_key)
         result = await asyncio.to_thread(browse.corpus_stats, spec, states, count, problems)
+        with self._store_faults():
+            result["vector_index"] = await asyncio.to_thread(_vector_index, store)
         if indexing is not None:
             result["indexing"] = indexing
         return result
@@ -1134,6 +1162,7 @@ class Runtime:
                 }
             )
             return None
+        self._maintain_ann()
         self.counters["write_files_upserted"] += report["files_upserted"]
         for skipped in report.get("skipped", []):
             warnings.append({"code": "reindex-skipped", "message": f"{skipped['path']}: {skipped['reason']}"})
@@ -1195,6 +1224,8 @@ class Runtime:
             }
         if store is not None and store.rebuilt is not None:
             result["store_rebuilt"] = store.rebuilt
+        if store is not None:
+            result["vector_index"] = _vector_index(store)
         return result
 
     async def close(self) -> None:
@@ -1209,7 +1240,17 @@ class Runtime:
         # Runs still going (a stop during a long index) are not waited for: the process exits next.
         self._index_pool.shutdown(wait=False, cancel_futures=True)
         self._rerank_pool.shutdown(wait=False, cancel_futures=True)
+        self._ann_pool.shutdown(wait=False, cancel_futures=True)  # a killed build leaves the old index
         self._resolver.close()
+
+
+def _vector_index(store: Store) -> VectorIndexState:
+    state = store.ann_state()
+    return {
+        "state": state.state,
+        "rows_indexed": state.rows_indexed,
+        "rows_unindexed": state.rows_unindexed,
+    }
 
 
 def _write_files(

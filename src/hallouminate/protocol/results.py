@@ -410,6 +410,12 @@ class ProgressEvent(TypedDict):
     # Set while this request waits for a run of the corpus already going (the events are that run's):
     # what started it, "index", "catch-up" or "watcher". The request's own pass follows.
     waiting_for: NotRequired[str]
+    # Sent when the run reads files: the bytes of the new and changed files it reads, and how many of them
+    # are done (a file's once its chunks are embedded), for an ETA that does not assume files of one size;
+    # the chunks written so far.
+    bytes_done: NotRequired[int]
+    bytes_total: NotRequired[int]
+    chunks_done: NotRequired[int]
 
 
 # -- the read tools ----------------------------------------------------------------------------------------
@@ -567,6 +573,17 @@ class ReadResourceResult(TypedDict):
     truncated: bool
 
 
+class VectorIndexState(TypedDict):
+    """The store's approximate vector index (docs/search.md): one for the whole store, built past a row
+    threshold. ``none``: searches scan vectors exactly; ``building``: a build is running (searches go on,
+    exact or on the previous index); ``ready``. ``rows_unindexed``: rows written since the index was built
+    or refreshed, which searches scan exactly (found at once all the same)."""
+
+    state: Literal["none", "building", "ready"]
+    rows_indexed: int
+    rows_unindexed: int
+
+
 class CorpusStatsResult(TypedDict):
     corpus: str
     indexed_files: int
@@ -584,6 +601,8 @@ class CorpusStatsResult(TypedDict):
     problems: NotRequired[list[FileProblem]]
     # Present while an index run is bringing the corpus up to date: the figures above are from before it.
     indexing: NotRequired[IndexingState]
+    # The store's approximate vector index (shared by every corpus of the store).
+    vector_index: NotRequired[VectorIndexState]
 
 
 class BacklinksResult(TypedDict):
@@ -775,6 +794,8 @@ class RuntimeStatus(TypedDict):
     store_mismatch: NotRequired[StoreMismatch]
     # Why the store was dropped and made anew when it opened (a schema version change of ours).
     store_rebuilt: NotRequired[str]
+    # The store's approximate vector index, once the store is loaded.
+    vector_index: NotRequired[VectorIndexState]
 
 
 class StatusResult(RuntimeStatus):

@@ -363,6 +363,17 @@ _INDEXING_STATE: dict[str, Any] = {
     "required": ["files_done", "files_total"],
 }
 
+# The store's approximate vector index (corpus_stats, status).
+_VECTOR_INDEX_STATE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "state": {"type": "string", "enum": ["none", "building", "ready"]},
+        "rows_indexed": {"type": "integer", "minimum": 0},
+        "rows_unindexed": {"type": "integer", "minimum": 0},
+    },
+    "required": ["state", "rows_indexed", "rows_unindexed"],
+}
+
 GROUND_RESULT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -859,6 +870,7 @@ RESULTS: dict[str, dict[str, Any]] = {
             "skipped_files": {"type": "integer"},
             "problems": {"type": "array", "items": FILE_PROBLEM},
             "indexing": _INDEXING_STATE,
+            "vector_index": _VECTOR_INDEX_STATE,
         },
         "required": ["corpus", "indexed_files", "total_chunks", "last_indexed_ms", "unindexed_files"],
     },

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hallouminate.analysis import phrase_runs
 from hallouminate.config import CorpusSpec
 from hallouminate.errors import InvalidArgument
 from hallouminate.ports import ChunkRow, PhraseMatchesPort, ReaderPort
@@ -82,6 +83,8 @@ class Phrase:
 
     re2: str
     pattern: re.Pattern[str]
+    # Runs of index tokens every matching text holds (analysis.phrase_runs): a scan may read only their rows.
+    runs: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def parse(cls, query: Any) -> Phrase:
@@ -100,6 +103,7 @@ class Phrase:
         return cls(
             _RE2_SPACE.join(_re2_literal(w) for w in words),
             re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE),
+            tuple(phrase_runs(words)),
         )
 
 
@@ -241,7 +245,8 @@ async def ground_phrase(
     started = time.perf_counter()
     eligible = params.pop("eligible", None)  # the filters (search/filters.py), applied in the scan
     phrase, keys, display, priority = _prepare(corpora, query, params)
-    scan = count(await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1, eligible), footnotes=mode.footnotes)
+    found = await reader.phrase_rows(keys, phrase.re2, SCAN_CAP + 1, eligible, phrase.runs)
+    scan = count(found, footnotes=mode.footnotes)
     empty = await empty_keys(reader, keys)
     return _assemble(query, phrase, scan, mode, keys, display, priority, empty, started, params)
 

@@ -229,6 +229,32 @@ class LexicalIndex:
         hits = searcher.search(query, bound, count=False).hits
         return [searcher.doc(address)["id"][0] for _score, address in hits]
 
+    def holding(self, runs: Sequence[Sequence[str]], corpora: Sequence[str], cap: int) -> list[str] | None:
+        """Ids of the chunks of ``corpora`` holding each of ``runs`` (index tokens, looked up as they are,
+        each run's at consecutive positions), or None when they are more than ``cap`` chunks (a scan of
+        every row is then as cheap)."""
+        if not any(runs) or not corpora:
+            return None
+        within = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "corpus", c)) for c in corpora]
+        )
+        held = [
+            (
+                tantivy.Occur.Must,
+                tantivy.Query.phrase_query(self._schema, "text", list(run))
+                if len(run) > 1
+                else tantivy.Query.term_query(self._schema, "text", run[0]),
+            )
+            for run in runs
+            if run
+        ]
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, within), *held])
+        searcher = self._index.searcher()
+        hits = searcher.search(query, cap + 1, count=False).hits
+        if len(hits) > cap:
+            return None
+        return [searcher.doc(address)["id"][0] for _score, address in hits]
+
     def has_file(self, corpus: str, path: str) -> bool:
         """Whether any chunk of the file may be indexed. Never False for an indexed file; may be True for a
         deleted one until tantivy merges its segments (document frequencies count deleted documents)."""

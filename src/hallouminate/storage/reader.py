@@ -13,7 +13,7 @@ import bisect
 import functools
 import math
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
-from hallouminate.storage import allocator, eligibility, sql
+from hallouminate.storage import allocator, ann, eligibility, sql
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
@@ -41,6 +41,10 @@ OFF_LOOP_ROWS = 20_000
 # A phrase scan past the in-memory bound reads this many rows of text at a time (~10 MB of it at ~1 kB a
 # chunk; LanceDB's own batches are no bigger).
 SCAN_BATCH = 8192
+# Past the bound, a phrase scan reads only the rows holding its sure tokens when they are at most one in
+# this many of the corpus's rows: fetching a row by id costs ~15-25 us of CPU, streaming ~2.5 us a row
+# with the regex (100k rows; ADR 0057).
+NARROW_SHARE = 20
 # A filter letting through at most this share of a corpus's vectors has only those scored (gathered,
 # then a product over them); above it the full product with the others' scores set to minus infinity is
 # cheaper than the gather.
@@ -55,6 +59,8 @@ HEAD_COLUMNS = ["path", "fields", "file_mtime_ns", "heading_path"]
 TEXT_CANDIDATES = 5_000
 
 _T = TypeVar("_T")
+# The key of the whole table's row count among the per-corpus counts (no corpus name is empty).
+_ALL_CORPORA = ""
 
 
 class _CorpusRows:
@@ -264,13 +270,15 @@ class AsyncReader:
             return await self._vector_search_in_memory(table, query, corpora, limit, eligible)
         if eligible is not None:
             return await self._vector_search_filtered(table, query, corpora, limit, eligible)
-        builder = await table.search(query, vector_column_name="vector")
+        # Past the bound the approximate index answers, if the store has one (storage/ann.py): its
+        # partitions probed, candidates re-scored exactly, rows written since it was built scanned exactly.
+        builder = ann.tune(await table.search(query, vector_column_name="vector")).distance_type("cosine")
+        if sum(sizes) < await self._table_rows():
+            # A prefilter costs a third of the query at 100k (61 against 41 ms, measured under load):
+            # skipped when the corpora asked for are every row of the table (a large store's usual case).
+            builder = builder.where(sql.in_list("corpus", corpora))
         rows: list[dict[str, Any]] = (  # LanceDB's rows: the result columns and its ``_distance``
-            await builder.distance_type("cosine")
-            .where(sql.in_list("corpus", corpora))
-            .select([*RESULT_COLUMNS, "ordinal", "_distance"])
-            .limit(limit)
-            .to_list()
+            await builder.select([*RESULT_COLUMNS, "ordinal", "_distance"]).limit(limit).to_list()
         )
         for row in rows:
             row["score"] = 1.0 - float(row.pop("_distance"))
@@ -603,7 +611,7 @@ class AsyncReader:
         }
         fetch = limit
         while True:
-            builder = await table.search(query, vector_column_name="vector")
+            builder = ann.tune(await table.search(query, vector_column_name="vector"))
             rows: list[dict[str, Any]] = (
                 await builder.distance_type("cosine")
                 .where(" OR ".join(wheres))
@@ -785,6 +793,16 @@ class AsyncReader:
             self._remember(self._heads, corpus, heads, generation)
         return heads
 
+    async def _table_rows(self) -> int:
+        """Rows of the whole table (every corpus), cached until the next commit."""
+        table = await self._fresh_table()
+        count = self._counts.get(_ALL_CORPORA)
+        if count is None:
+            generation = self._generation
+            count = int(await table.count_rows())
+            self._remember(self._counts, _ALL_CORPORA, count, generation)
+        return count
+
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
         table = await self._fresh_table()
@@ -796,10 +814,17 @@ class AsyncReader:
         return count
 
     async def phrase_rows(
-        self, corpora: Sequence[str], pattern: str, max_rows: int, eligible: EligibilityPort | None = None
+        self,
+        corpora: Sequence[str],
+        pattern: str,
+        max_rows: int,
+        eligible: EligibilityPort | None = None,
+        runs: Sequence[Sequence[str]] = (),
     ) -> PhraseMatches:
         """Rows whose text matches ``pattern`` (RE2, case-insensitive), by corpus, path and ordinal:
-        at most ``max_rows`` of them, among the rows ``eligible`` lets through."""
+        at most ``max_rows`` of them, among the rows ``eligible`` lets through. ``runs``: runs of index
+        tokens every matching text holds (``analysis.phrase_runs``); past the in-memory bound only the
+        rows holding them all are read."""
         table = await self._fresh_table()  # first: a commit since the last query empties the cache
         sizes = [await self.count_rows(corpus) for corpus in corpora]
         if sum(sizes) <= self._in_memory_rows:  # the rows ranked searches hold anyway: no second copy
@@ -813,21 +838,17 @@ class AsyncReader:
         # at 1M rows. Each batch keeps only its matches, and the matches only up to ``max_rows`` of the
         # first in scan order, so at most a batch and ``max_rows`` rows are held at once.
         tables = []
-        for corpus in corpora:
+        for corpus, size in zip(corpora, sizes, strict=True):
             pages = (
                 await self._pages(table, corpus) if eligible is not None and eligible.filters_pages else None
             )
-            stream = await (
-                table.query()
-                .where(f"corpus = {sql.literal(corpus)}")
-                .select(SCAN_COLUMNS)
-                .to_batches(max_batch_length=self._scan_batch)
-            )
+            # Only the rows holding the phrase's sure runs of tokens can match (BM25's index names them):
+            # read those by id, unless they are too many to beat one pass over the table.
+            ids = self._store.lexical.holding(runs, [corpus], size // NARROW_SHARE) if runs else None
             kept: list[Any] = []
             matches = 0
             more = False
-            async for batch in stream:
-                rows = pa.Table.from_batches([batch])
+            async for rows in self._scan_rows(table, corpus, ids):
                 mask = eligibility.path_mask(rows, pages, eligible) if eligible is not None else None
                 # Off the loop: the regex runs in C++ and releases the GIL, so pings go on meanwhile.
                 found = await asyncio.to_thread(matching, rows, pattern, mask)
@@ -843,3 +864,18 @@ class AsyncReader:
             if more:  # a later corpus's rows come after this one's in scan order: none would be returned
                 return await asyncio.to_thread(match_rows, tables, pattern, max_rows, True)
         return await asyncio.to_thread(match_rows, tables, pattern, max_rows)
+
+    async def _scan_rows(self, table: Any, corpus: str, ids: list[str] | None) -> AsyncIterator[Any]:
+        """The scan columns of ``corpus``'s rows ``ids`` (None: every row), ``scan_batch`` rows at a time
+        (Arrow tables, in no particular order)."""
+        where = f"corpus = {sql.literal(corpus)}"
+        if ids is None:
+            stream = await (
+                table.query().where(where).select(SCAN_COLUMNS).to_batches(max_batch_length=self._scan_batch)
+            )
+            async for batch in stream:
+                yield pa.Table.from_batches([batch])
+            return
+        for start in range(0, len(ids), self._scan_batch):
+            chosen = sql.in_list("id", ids[start : start + self._scan_batch])
+            yield await table.query().where(f"{where} AND {chosen}").select(SCAN_COLUMNS).to_arrow()
