@@ -32,7 +32,16 @@ def test_first_run_then_unchanged_then_touched_then_edited(setup, wiki: Path) ->
         "skipped", "renamed", "forced",
         "frontmatter_errors", "frontmatter_unparsed", "chunks_written", "chunks_total", "seconds", "problems",
     }  # fmt: skip
-    assert events[-1] == {"corpus": spec.name, "done": 3, "total": 3, "path": None}
+    total_bytes = sum(p.stat().st_size for p in wiki.rglob("*.md"))
+    assert events[-1] == {
+        "corpus": spec.name,
+        "done": 3,
+        "total": 3,
+        "path": None,
+        "bytes_done": total_bytes,
+        "bytes_total": total_bytes,
+        "chunks_done": 4,
+    }
 
     assert counts(indexer.index_corpus(spec)) == (3, 0, 0, 0, 0)
 
