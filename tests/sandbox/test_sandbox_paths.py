@@ -9,11 +9,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hallouminate.errors import InvalidParams
 from hallouminate.sandbox import (
     PathMissing,
     check_relative_path,
+    is_safe_relative_path,
     open_for_read,
     resolve_inside,
     walk_tree,
@@ -233,3 +236,33 @@ def test_the_tree_walk_does_not_enter_a_directory_swapped_for_a_symlink(tree: Pa
             os.rename(tree / "real", tree / "real-moved")
             os.symlink(outside, tree / "real")
     assert seen == [""]
+
+
+# The walker's quick test (``is_safe_relative_path``'s one-regex path for plain ASCII names) must never
+# accept what the full check refuses, nor refuse what it accepts: the same verdict on any string.
+_PATH_CHARS = st.sampled_from([*"ab.-_/\\ \0\t", "é", "\x7f", "\ud800", "/", ".."])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PATH_CHARS, max_size=12).map("".join) | st.text(max_size=20))
+def test_the_walkers_quick_safety_test_agrees_with_the_full_check(path: str) -> None:
+    try:
+        check_relative_path(path)
+        accepted = True
+    except InvalidParams:
+        accepted = False
+    assert is_safe_relative_path(path) is accepted
+
+
+@pytest.mark.parametrize(
+    ("path", "accepted"),
+    [
+        ("a/b.md", True),
+        ("a" * 255 + ".md", False),
+        ("a" * 252 + ".md", True),
+        ("x/" * 2100 + "y.md", False),
+        ("x/" * 2000 + "y.md", True),
+    ],
+)
+def test_the_quick_safety_test_keeps_the_length_limits(path: str, accepted: bool) -> None:
+    assert is_safe_relative_path(path) is accepted

@@ -404,7 +404,8 @@ class _Run:
         sizes, mtimes = array("q"), array("q")
         for rel, root in files:
             try:
-                st = os.stat(root / rel, follow_symlinks=False)
+                # A string join: a Path per file cost more than the stat itself (~20 us, 130k files).
+                st = os.stat(os.path.join(root, rel), follow_symlinks=False)
             except OSError:
                 sizes.append(-1)
                 mtimes.append(0)
@@ -446,10 +447,9 @@ class _Run:
 
     def visit(self, rel: str, root: Path, known: tuple[int, int] | None = None) -> None:
         """``known``: the file's size and mtime, when execute stat'ed it already."""
-        path = root / rel
         if known is None:
             try:
-                st = os.stat(path, follow_symlinks=False)
+                st = os.stat(os.path.join(root, rel), follow_symlinks=False)
             except OSError as exc:
                 self.skip(rel, "unreadable", f"cannot stat: {exc.strerror or exc}")
                 return
@@ -458,6 +458,7 @@ class _Run:
         old = self.states.get(rel)
         if old is not None and not self.force and old.size == size and old.mtime_ns == mtime_ns:
             return
+        path = root / rel  # past the unchanged files' return: a Path per file cost more than their stat
         cap, key = size_cap(self.settings, rel)
         if size > cap:
             self.skip(rel, "too-large", _over_cap(key, cap, size))

@@ -97,6 +97,8 @@ def walk_root(root: Path, include: pathspec.GitIgnoreSpec, exclude: pathspec.Git
     out: list[str] = []
     if not root.is_dir():
         return out
+    # Most corpora exclude nothing: a match against no pattern still costs ~7 us a file.
+    excludes = bool(exclude.patterns)
     # The rules in force in each directory still to be listed, by its rel_dir.
     pending: dict[str, IgnoreRules] = {"": IgnoreRules.for_root(root)}
     # Through directory descriptors, never following a link (the sandbox's walk): each directory is
@@ -123,7 +125,7 @@ def walk_root(root: Path, include: pathspec.GitIgnoreSpec, exclude: pathspec.Git
                     # Cheapest test first: most files of a source tree fail the include globs.
                     if (
                         include.match_file(rel)
-                        and not exclude.match_file(rel)
+                        and not (excludes and exclude.match_file(rel))
                         and not rules.ignored(rel, is_dir=False)
                         and is_safe_relative_path(rel)
                     ):

@@ -67,8 +67,16 @@ def check_relative_path(path: str) -> list[str]:
     return segments
 
 
+# Paths ``check_relative_path`` accepts for sure, checked in one match: segments of ASCII letters, digits,
+# '_', '-' and '.', not starting with '.' (so never '.' or '..'), at most 255 bytes, none empty. The walker
+# asks this of every file it lists (130k files: ~1.3 s in the full check, a tenth of it here).
+_PLAIN = re.compile(r"(?:[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,254}/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,254}")
+
+
 def is_safe_relative_path(path: str) -> bool:
     """Whether ``check_relative_path`` accepts ``path`` (for a walk, which skips what it would refuse)."""
+    if len(path) <= MAX_PATH_BYTES and _PLAIN.fullmatch(path):
+        return True
     try:
         check_relative_path(path)
     except CallerError:
