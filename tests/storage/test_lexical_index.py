@@ -97,3 +97,18 @@ def test_limit_keeps_the_best() -> None:
     index = LexicalIndex()
     index.add(rows("c", "a.md", "foxtrot", "foxtrot foxtrot foxtrot golf", "golf"))
     assert ids(index, "foxtrot", ["c"], limit=1) == ["c|a.md|1"]
+
+
+def test_a_corpus_holding_every_chunk_is_searched_without_its_clause_and_others_stay_out() -> None:
+    # The corpus clause is left out while the corpora asked for hold every chunk (lexical.py ``_covers``);
+    # the moment another corpus has a chunk, it is back, so that corpus never leaks into the search.
+    index = LexicalIndex()
+    index.add(rows("a", "x.md", "retry budget", "retry storm"))
+    assert ids(index, "retry", ["a"]) == ["a|x.md|0", "a|x.md|1"]
+    index.add(rows("b", "y.md", "retry elsewhere"))
+    assert ids(index, "retry", ["a"]) == ["a|x.md|0", "a|x.md|1"]
+    assert ids(index, "retry", ["a", "b"]) == ["a|x.md|0", "a|x.md|1", "b|y.md|0"]
+    index.delete_corpus("b")
+    assert ids(index, "retry", ["a", "b"]) == ["a|x.md|0", "a|x.md|1"]
+    index.replace_files("b", ["y.md"], rows("b", "y.md", "retry again"))
+    assert ids(index, "retry", ["a"]) == ["a|x.md|0", "a|x.md|1"]

@@ -21,6 +21,7 @@ import json
 import threading
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import tantivy
@@ -64,6 +65,14 @@ def page_number(corpus: str, path: str) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+@dataclass
+class _Snapshot:
+    """The index as of one commit: its searcher, and per set of corpora whether they hold every chunk."""
+
+    searcher: tantivy.Searcher
+    covers: dict[frozenset[str], bool] = field(default_factory=dict)
+
+
 class LexicalIndex:
     """Chunks by id, searchable by BM25 within a set of corpora. Thread-safe: one writer at a time,
     searches on immutable snapshots."""
@@ -81,6 +90,8 @@ class LexicalIndex:
         self._index.register_tokenizer(ANALYZER, build_analyzer())
         self._writer = self._index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=1)
         self._lock = threading.Lock()
+        # Replaced after each commit (under the lock), never changed: a search reads one consistent pair.
+        self._snapshot = _Snapshot(self._index.searcher())
 
     # -- writes (each commits, then the next search sees it) -----------------------------------------
     def add(self, rows: pa.Table) -> None:
@@ -123,6 +134,7 @@ class LexicalIndex:
     def _commit(self) -> None:
         self._writer.commit()
         self._index.reload()
+        self._snapshot = _Snapshot(self._index.searcher())
 
     # -- reads ---------------------------------------------------------------------------------------
     def search(
@@ -150,15 +162,21 @@ class LexicalIndex:
         within = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, self._corpus_query(c, scope)) for c in corpora]
         )
-        # The corpus clause filters without scoring: a constant 0 adds nothing to any chunk's BM25.
-        clauses = [
-            (tantivy.Occur.Must, text),
-            (tantivy.Occur.Must, tantivy.Query.const_score_query(within, 0.0)),
-        ]
+        snapshot = self._snapshot
+        searcher = snapshot.searcher
+        clauses = [(tantivy.Occur.Must, text)]
+        # The corpus clause filters without scoring (a constant 0 adds nothing to any chunk's BM25). When the
+        # corpora hold every chunk and the scope names no files, it filters nothing and costs 3x the query
+        # (1M chunks: 36 -> 12 ms p50): left out.
+        files = scope.files if scope is not None else {}
+        narrowed = any(
+            files.get(c, (None, ()))[0] is not None or files.get(c, (None, ()))[1] for c in corpora
+        )
+        if narrowed or not self._covers(snapshot, corpora):
+            clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(within, 0.0)))
         if scope is not None:
             clauses.extend(self._scope_clauses(scope))
         query = tantivy.Query.boolean_query(clauses)
-        searcher = self._index.searcher()
         if pages is None:
             hits = searcher.search(query, limit).hits
             return [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
@@ -170,6 +188,19 @@ class LexicalIndex:
             if len(kept) >= limit or len(hits) < fetch:
                 return [(searcher.doc(address)["id"][0], float(score)) for score, address in kept[:limit]]
             fetch *= 4
+
+    def _covers(self, snapshot: _Snapshot, corpora: Sequence[str]) -> bool:
+        """Whether ``corpora`` hold every live chunk of ``snapshot`` (counted once per commit)."""
+        key = frozenset(corpora)
+        covers = snapshot.covers.get(key)
+        if covers is None:
+            within = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "corpus", c)) for c in key]
+            )
+            found: Any = snapshot.searcher.search(within, 1, count=True)  # ``count``: not in tantivy's stubs
+            held = found.count
+            covers = snapshot.covers[key] = int(held or 0) >= int(snapshot.searcher.num_docs)
+        return covers
 
     def _corpus_query(self, corpus: str, scope: Scope | None) -> tantivy.Query:
         """A corpus's chunks, within its file set when the scope restricts it (a file set is one term-set
