@@ -300,6 +300,12 @@ def main() -> None:
                 http_load_s=0,
                 quick=False,
                 report_only=False,
+                incremental=0,
+                million=False,
+                reuse=None,
+                million_real=0,
+                recall_queries=0,
+                index_wait_s=0,
             )
             try:
                 result["daemon"] = asyncio.run(staged(world, opts, texts))

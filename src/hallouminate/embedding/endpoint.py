@@ -142,6 +142,9 @@ class EndpointEmbedder:
             raise RefusedInputs(out, refused)
         return out
 
+    def release_memory(self) -> None:
+        """Nothing to give back: the model runs at the endpoint (Embedder.release_memory's twin)."""
+
     def embed_query(self, text: str) -> np.ndarray:
         vector: np.ndarray = self.embed_queries([text])[0]
         return vector
