@@ -213,7 +213,9 @@ def _frames_from(file: Path, prefix: str, protected: tuple[str, ...], *, cut: in
             if p.include is not True or not any(p.match_file(d) is not None for d in protected)
         ]
         spec = pathspec.GitIgnoreSpec(kept)
-    if not spec.patterns:
+    if all(p.include is None for p in spec.patterns):
+        # Comments and blank lines only (git's default info/exclude): a frame that never gives a verdict
+        # would still be asked about every file of the walk.
         return []
     return [_Frame(prefix, cut, PathMatcher(spec))]
 
