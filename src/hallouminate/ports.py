@@ -157,7 +157,9 @@ class RefusedInputs(Exception):
 class StorePort(Protocol):
     """What the indexer writes and reads through (the daemon's ``Store``)."""
 
-    def file_states(self, corpus: str) -> Mapping[str, FileStateLike]: ...
+    def file_states(self, corpus: str) -> Mapping[str, FileStateLike]:
+        """Each file as last indexed: the caller's own, which later writes do not change."""
+        ...
 
     def replace_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]]) -> None: ...
 

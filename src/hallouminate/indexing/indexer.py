@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -287,7 +287,7 @@ class _Run:
         self.spec = spec
         self.progress = progress
         self.started = time.perf_counter()
-        self.states: dict[str, FileStateLike] = dict(self.store.file_states(spec.store_key))
+        self.states: Mapping[str, FileStateLike] = self.store.file_states(spec.store_key)  # our own copy
         # (file, chunk index) awaiting a vector.
         self.queue: list[tuple[_Pending, int]] = []
         self.ready: dict[str, list[ChunkWrite]] = {}

@@ -12,6 +12,7 @@ store opens, updated after each of this store's commits.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
@@ -164,6 +166,10 @@ class Store:
         self._ann_trained_rows: int | None = None
         # Bumped after every commit, so readers on other handles know to move to the latest version.
         self.generation = 0
+        # Each corpus's file states as ``file_states`` last read them, kept in step with this store's own
+        # writes (the daemon is the only writer): a no-op re-index at 1M chunks read the first rows of its
+        # 136k files from the table on every call (~0.6 s of its 2.6 s; ADR 0061).
+        self._states: dict[str, dict[str, FileState]] = {}
         try:
             path.mkdir(parents=True, exist_ok=True)
             sweep_staged_files(path)
@@ -280,6 +286,7 @@ class Store:
             self._table = self._db.create_table(TABLE, schema=self._schema)
             self.mismatch = None
             self.lexical = LexicalIndex()
+            self._states.clear()
             self._commits_since_optimize = 0
             self.generation += 1
         log.warning("the store at %s was dropped and made anew (a rebuild)", self.path)
@@ -333,6 +340,7 @@ class Store:
                 f"writing {len(files)} file(s) of {corpus!r} to the store failed: {exc}"
             ) from exc
         self.lexical.replace_files(corpus, files, table)
+        self._note_states(corpus, files, table)
         self._commits_since_optimize += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
@@ -343,6 +351,7 @@ class Store:
             with self._write_lock:
                 self._table.delete(predicate)
                 self.lexical.replace_files(corpus, paths[start : start + FILES_PER_COMMIT], None)
+                self._note_states(corpus, paths[start : start + FILES_PER_COMMIT], None)
                 self._commits_since_optimize += 1
             self.generation += 1
 
@@ -351,6 +360,7 @@ class Store:
         with self._write_lock:
             self._table.delete(f"corpus = {sql.literal(corpus)}")
             self.lexical.delete_corpus(corpus)
+            self._states.pop(corpus, None)
             self._commits_since_optimize += 1
             self.generation += 1
 
@@ -374,6 +384,11 @@ class Store:
             with self._write_lock:
                 # A partial-column merge keyed on (corpus, path) updates every chunk row of each file.
                 self._table.merge_insert(["corpus", "path"]).when_matched_update_all().execute(source)
+                kept = self._states.get(corpus)
+                if kept is not None:
+                    for path, (size, mtime_ns) in group:
+                        if path in kept:  # the merge touches only files with rows, as here
+                            kept[path] = dataclasses.replace(kept[path], size=size, mtime_ns=mtime_ns)
                 self._commits_since_optimize += 1
             self.generation += 1
 
@@ -480,6 +495,25 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------------------
     def file_states(self, corpus: str) -> dict[str, FileState]:
+        """Each file of ``corpus`` as last indexed: the caller's own copy (~5 ms at 136k files)."""
+        with self._write_lock:  # read at one version: no write of this store lands in between
+            kept = self._states.get(corpus)
+            if kept is None:
+                kept = self._states[corpus] = self._read_states(corpus)
+            return dict(kept)
+
+    def _note_states(self, corpus: str, paths: Iterable[str], table: pa.Table | None) -> None:
+        """After a commit (under the write lock): ``paths`` now hold ``table``'s rows (None: none)."""
+        kept = self._states.get(corpus)
+        if kept is None:
+            return
+        for path in paths:
+            kept.pop(path, None)
+        if table is not None and table.num_rows:
+            firsts = table.filter(pc.equal(table["ordinal"], 0)).select(STATE_COLUMNS)
+            kept.update(_states_of(firsts))
+
+    def _read_states(self, corpus: str) -> dict[str, FileState]:
         # Each file's first chunk only: its rows share these columns (written and updated per file), and
         # a no-op re-index reads them for every file (100k rows: 0.43 s for every row, 0.10 s for these).
         rows = (
@@ -489,12 +523,7 @@ class Store:
             .limit(None)
             .to_arrow()
         )
-        states: dict[str, FileState] = {}
-        columns = [rows.column(name).to_pylist() for name in STATE_COLUMNS]
-        for path, size, mtime, digest, at in zip(*columns, strict=True):
-            if path not in states:
-                states[path] = FileState(int(size), int(mtime), str(digest), int(at))
-        return states
+        return _states_of(rows)
 
     def file_rows(self, corpus: str, path: str) -> list[ChunkRow]:
         """Every row of one file in chunk order, without vectors."""
@@ -528,3 +557,13 @@ class Store:
 
     def count_rows(self, corpus: str | None = None) -> int:
         return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))
+
+
+def _states_of(rows: pa.Table) -> dict[str, FileState]:
+    """``FileState`` by path from rows of ``STATE_COLUMNS`` (a file's first row wins)."""
+    states: dict[str, FileState] = {}
+    columns = [rows.column(name).to_pylist() for name in STATE_COLUMNS]
+    for path, size, mtime, digest, at in zip(*columns, strict=True):
+        if path not in states:
+            states[path] = FileState(int(size), int(mtime), str(digest), int(at))
+    return states
