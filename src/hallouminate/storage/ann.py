@@ -20,9 +20,11 @@ from typing import Any
 # faster than any index (bench/ann.py: ~6 CPU ms at 100k). So the index starts where LanceDB searches do.
 MIN_ROWS = 200_000
 # Partitions probed per query, and candidates re-scored exactly per result wanted (bench/ann.py, ADR 0059:
-# on the filled tiers' clustered vectors recall is bought with probes; 120 gave recall@10 0.977 at 1M,
-# 0.992 at 100k, 16 CPU ms a query at 1M against 1,156 for the flat scan).
-NPROBES = 128
+# on the filled tiers' clustered vectors recall is bought with probes, not re-scoring). 128 gave recall@10
+# 0.98 on a 1M world drawn around 2,007 real vectors but 0.89-0.91 around 10,008 (queries whose neighbours
+# sit in many partitions; a refine factor of 40 changed nothing); 512 of its 1,000 partitions give 0.983,
+# the worst query 0.8, at ~31 ms a query against ~1 s for the flat scan (ADR 0059, 2026-12-04).
+NPROBES = 512
 REFINE_FACTOR = 4
 # The index is trained again (not only extended) once the table has grown this much since its training:
 # its partitions were cut for the old size, and rows added later are appended to them untrained.
