@@ -32,11 +32,17 @@ class HeldModel:
         return self.embedder.embed_queries(texts)
 
 
-async def test_queries_waiting_together_go_in_one_model_call(embedder: Embedder) -> None:
+async def busy(embedder: Embedder) -> tuple[HeldModel, QueryBatcher, asyncio.Future[np.ndarray]]:
+    """A batcher whose model is inside its first call (held until ``model.gate`` opens)."""
     model = HeldModel(embedder)
     batcher = QueryBatcher(model)
     first = asyncio.ensure_future(batcher.embed("the query the model is busy with"))
     await asyncio.to_thread(model.in_first.wait, 10)
+    return model, batcher, first
+
+
+async def test_queries_waiting_together_go_in_one_model_call(embedder: Embedder) -> None:
+    model, batcher, first = await busy(embedder)
     # These all arrive while the model is busy: a full batch, then the rest.
     queries = [f"how is service number {i} deployed to production?" for i in range(MAX_BATCH + 4)]
     waiting = [asyncio.ensure_future(batcher.embed(q)) for q in queries]
@@ -52,10 +58,7 @@ async def test_queries_waiting_together_go_in_one_model_call(embedder: Embedder)
 
 
 async def test_the_next_batch_starts_while_the_loop_is_busy(embedder: Embedder) -> None:
-    model = HeldModel(embedder)
-    batcher = QueryBatcher(model)
-    first = asyncio.ensure_future(batcher.embed("the query the model is busy with"))
-    await asyncio.to_thread(model.in_first.wait, 10)
+    model, batcher, first = await busy(embedder)
     second = asyncio.ensure_future(batcher.embed("queued behind it"))
     await asyncio.sleep(0)
     # The loop is now busy (a request's assembly, say) for 0.5 s; the model finishes meanwhile.
@@ -87,10 +90,7 @@ async def test_a_model_failure_reaches_every_waiting_request_and_the_batcher_rec
 
 
 async def test_a_cancelled_request_does_not_stop_the_others(embedder: Embedder) -> None:
-    model = HeldModel(embedder)
-    batcher = QueryBatcher(model)
-    first = asyncio.ensure_future(batcher.embed("the query the model is busy with"))
-    await asyncio.to_thread(model.in_first.wait, 10)
+    model, batcher, first = await busy(embedder)
     gone = asyncio.ensure_future(batcher.embed("a client that hangs up"))
     kept = asyncio.ensure_future(batcher.embed("a client that waits"))
     await asyncio.sleep(0)
