@@ -78,12 +78,7 @@ class PathMatcher:
 
     def match(self, path: str) -> bool:
         """``spec.match_file(path)``: whether the spec's verdict on ``path`` is True."""
-        if _OTHER_SEPARATORS or path.startswith(_NORMALISED_PREFIXES):
-            return self.spec.match_file(path)
-        for search in self._searches:
-            if search(path) is not None:
-                return self._positive or self.spec.match_file(path)
-        return False
+        return self.verdict(path) is True
 
 
 @dataclass(frozen=True)

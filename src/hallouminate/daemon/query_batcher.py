@@ -55,33 +55,30 @@ class QueryBatcher:
                     self._draining = False
                     return
                 batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
-            vectors: np.ndarray | None = None
-            error: BaseException | None = None
+            outcome: np.ndarray | BaseException
             try:
-                vectors = self._embed_many([text for text, _, _ in batch])
+                outcome = self._embed_many([text for text, _, _ in batch])
             except BaseException as exc:  # every waiting request gets the model's error; the thread goes on
-                error = exc
+                outcome = exc
             by_loop: dict[asyncio.AbstractEventLoop, list[tuple[int, asyncio.Future[np.ndarray]]]] = {}
             for i, (_, future, loop) in enumerate(batch):
                 by_loop.setdefault(loop, []).append((i, future))
             for loop, futures in by_loop.items():
                 with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits there any more
-                    loop.call_soon_threadsafe(_settle, futures, vectors, error)
+                    loop.call_soon_threadsafe(_settle, futures, outcome)
 
 
 def _settle(
-    futures: list[tuple[int, asyncio.Future[np.ndarray]]],
-    vectors: np.ndarray | None,
-    error: BaseException | None,
+    futures: list[tuple[int, asyncio.Future[np.ndarray]]], outcome: np.ndarray | BaseException
 ) -> None:
     """On the requests' loop: each still-waiting request gets its vector or the model's error."""
     for i, future in futures:
         if future.done():  # a cancelled request no longer waits
             continue
-        if vectors is not None:
-            future.set_result(vectors[i])
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
         else:
-            future.set_exception(error if error is not None else RuntimeError("query model gave nothing"))
+            future.set_result(outcome[i])
 
 
 def batcher_for(embedder: Any) -> QueryBatcher:

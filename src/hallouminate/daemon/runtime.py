@@ -576,7 +576,7 @@ class Runtime:
     def _index_and_release(self, run: Callable[..., IndexReport], *args: Any) -> IndexReport:
         report = run(*args)
         if report.get("chunks_written") and self._embedder is not None:
-            # The passage batches' tensors stay in the model's arena otherwise (~440 MB, ADR 0057).
+            # The passage batches' tensors stay in the model's arena otherwise (~400 MB, ADR 0061).
             self._embedder.release_memory()
         return report
 

@@ -113,8 +113,8 @@ class Embedder:
         """Give back what ONNX Runtime's arena kept of the largest batches (after an index run).
 
         The arena grows to the largest batch's tensors and keeps them: passage batches of 32 long chunks
-        left ~440 MB resident in a daemon that then only answers queries (a query batch needs ~30 MB). A
-        one-token run with the arena-shrinkage run option frees every region no run is using (ADR 0057);
+        left ~400 MB resident in a daemon that then only answers queries (a query batch needs a few MB). A
+        one-token run with the arena-shrinkage run option frees every region no run is using (ADR 0061);
         keeping the arena otherwise matters: without it each passage batch faults its tensors in again
         (+50% CPU per chunk, measured)."""
         session = self._session
