@@ -419,11 +419,10 @@ def serve_phase(
 
 
 # -- bare baselines --------------------------------------------------------------------------------------
-def bare_phase(embedder: Any, sample: list[str], queries: list[str], opts: Options) -> dict[str, Any]:
-    """The bare embedder on ``sample`` (the indexer's batch composition) and on the ranked queries."""
+def bare_passages(embedder: Any, sample: list[str]) -> dict[str, Any]:
+    """The bare embedder on ``sample``, in the indexer's batch composition: chunks/s and CPU."""
     from hallouminate.indexing.indexer import EMBED_BATCH
 
-    log(f"  bare embedder on {len(sample)} of the same chunks, and {opts.rounds} queries ...")
     embedder.embed_passages(sample[:EMBED_BATCH])  # warm-up: first-call allocations
     tokens = sum(embedder.count_tokens(t) for t in sample)
     meter = CpuMeter(os.getpid())
@@ -431,7 +430,42 @@ def bare_phase(embedder: Any, sample: list[str], queries: list[str], opts: Optio
     for batch in indexer_batches(sample):
         embedder.embed_passages(batch)
     seconds = time.perf_counter() - started
-    cpu = meter.stop()
+    return {
+        "chunks": len(sample),
+        "tokens": tokens,
+        "seconds": seconds,
+        "chunks_per_s": len(sample) / seconds,
+        **meter.stop(),
+    }
+
+
+def bracketed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """One bare figure from runs before and after the pipeline's: the machine's speed drifts by 10% over
+    minutes (the same 512 texts ran at 57 and 64 chunks/s in two runs of one afternoon), so a run on one
+    side of a three-minute index measured the drift as much as the pipeline. Sums, so a rate is the mean
+    over both."""
+    summed = {
+        key: before[key] + after[key] for key in ("chunks", "tokens", "seconds", "own_cpu_s", "others_cpu_s")
+    }
+    return {
+        **summed,
+        "chunks_per_s": summed["chunks"] / summed["seconds"],
+        "runs_chunks_per_s": [before["chunks_per_s"], after["chunks_per_s"]],
+    }
+
+
+def bare_phase(
+    embedder: Any, sample: list[str], queries: list[str], opts: Options, before: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The bare embedder on ``sample`` (the indexer's batch composition; with ``before``, a run on the same
+    sample before the pipeline's, the two bracketing it) and on the ranked queries."""
+    log(f"  bare embedder on {len(sample)} of the same chunks, and {opts.rounds} queries ...")
+    passages = bare_passages(embedder, sample)
+    if before is not None:
+        log(
+            f"    before the index {before['chunks_per_s']:.1f} chunks/s, after {passages['chunks_per_s']:.1f}"
+        )
+        passages = bracketed(before, passages)
     for query in queries[: opts.warmup]:
         embedder.embed_query(query)
     times = []
@@ -439,17 +473,8 @@ def bare_phase(embedder: Any, sample: list[str], queries: list[str], opts: Optio
         started = time.perf_counter()
         embedder.embed_query(query)
         times.append(time.perf_counter() - started)
-    log(f"    {len(sample) / seconds:.1f} chunks/s; query p50 {percentile(times, 50) * 1000:.1f} ms")
-    return {
-        "passages": {
-            "chunks": len(sample),
-            "tokens": tokens,
-            "seconds": seconds,
-            "chunks_per_s": len(sample) / seconds,
-            **cpu,
-        },
-        "query_embedding": latency_figures(times),
-    }
+    log(f"    {passages['chunks_per_s']:.1f} chunks/s; query p50 {percentile(times, 50) * 1000:.1f} ms")
+    return {"passages": passages, "query_embedding": latency_figures(times)}
 
 
 # -- the 100k tier's fill --------------------------------------------------------------------------------
@@ -698,6 +723,11 @@ def corpus_figures(
     embedder runs on exactly their texts."""
     from hallouminate.client import stop_daemon
 
+    before = None
+    if full:  # the bare embedder before and after the index, on the same sample (``bracketed``)
+        sample = _corpora.sample_evenly(texts, opts.bare_sample)
+        log(f"{label}: bare embedder on {len(sample)} of its chunks, before the index ...")
+        before = bare_passages(embedder, sample)
     log(f"{label}: {'full index' if full else 'restart the daemon, no-op index'} ...")
     runs = asyncio.run(index_runs(world.repo, full=full, settle=settle))
     pid = runs["daemon_pid"]
@@ -722,7 +752,7 @@ def corpus_figures(
         sample = incremental.pop("_texts")
     else:
         sample = _corpora.sample_evenly(texts, opts.bare_sample)
-    bare = bare_phase(embedder, sample, queries, opts)
+    bare = bare_phase(embedder, sample, queries, opts, before)
     figures: dict[str, Any] = {"label": label, "kind": kind, **runs, **served, "bare": bare}
     if incremental is not None:
         passages = bare["passages"]
@@ -1137,7 +1167,7 @@ def parse_args() -> Options:
         warmup=5 if quick else 10,
         concurrency_s=3.0 if quick else 10.0,
         daemon_concurrency_s=2.0 if quick else 5.0,
-        bare_sample=a.bare_sample or (64 if quick else 512),
+        bare_sample=a.bare_sample or (64 if quick else 768),
         embed_limit=a.embed_limit or (600 if quick else 10_000),
         real=None if a.no_real else a.real,
         real_max_files=a.real_max_files or (10 if quick else None),

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow
-from hallouminate.storage.schema import RESULT_COLUMNS
+from hallouminate.storage.schema import RESULT_COLUMNS, plain
 
 # What a phrase scan needs of a row: the result columns but the frontmatter and bookkeeping, plus the
 # ordinal (a chunk's predecessor holds the text it may repeat).
@@ -43,7 +43,7 @@ class PhraseMatches:
         self.more = more
         found = pc.count_substring_regex(table["text"], pattern=pattern, ignore_case=True)
         self.rows: list[ChunkRow] = (
-            table.select(LIGHT_COLUMNS).append_column("occurrences", found).to_pylist()
+            plain(table.select(LIGHT_COLUMNS)).append_column("occurrences", found).to_pylist()
         )
 
     def texts(self, indices: list[int]) -> list[str]:
@@ -55,7 +55,7 @@ class PhraseMatches:
         if not indices:
             return []
         table = self._table if columns is None else self._table.select(columns)
-        rows: list[ChunkRow] = table.take(_indices(indices)).to_pylist()
+        rows: list[ChunkRow] = plain(table.take(_indices(indices))).to_pylist()
         return rows
 
     def count(self, texts: list[str]) -> list[int]:

@@ -25,16 +25,18 @@ from hallouminate.storage import allocator, ann, eligibility, sql
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
-from hallouminate.storage.schema import RESULT_COLUMNS, TABLE
+from hallouminate.storage.quantized import QuantizedVectors
+from hallouminate.storage.schema import RESULT_COLUMNS, TABLE, plain
 
 if TYPE_CHECKING:
     from hallouminate.storage.store import Store
 
 # Corpora up to this many rows (together, per request) are held in memory between commits and searched
 # there: by vector, a matrix product over every vector, exact like LanceDB's flat scan (33-47 ms at 50k
-# rows) but ~5 ms at 100k; BM25 hits and phrase scans read their rows there too. The cost is ~1.5 kB of
-# vector and ~1 kB of row per chunk (~250 MB at 100k); bigger sets are searched in LanceDB. The reader
-# takes another bound as ``in_memory_rows`` (tests force the LanceDB path with 0).
+# rows) to within 16-bit rounding (storage/quantized.py) but ~7 ms at 100k; BM25 hits and phrase scans read
+# their rows there too. The cost is ~0.8 kB of vector and ~1 kB of row per chunk (~190 MB at 100k); bigger
+# sets are searched in LanceDB. The reader takes another bound as ``in_memory_rows`` (tests force the
+# LanceDB path with 0).
 IN_MEMORY_ROWS = 200_000
 # Past this many rows a corpus's vector product runs in a worker thread (below it, the hop costs more).
 OFF_LOOP_ROWS = 20_000
@@ -58,6 +60,12 @@ HEAD_COLUMNS = ["path", "fields", "file_mtime_ns", "heading_path"]
 # at most this many (fetching each id costs ~2 us); more are dense enough to find in score order.
 TEXT_CANDIDATES = 5_000
 
+# Held columns whose value is the same on every chunk of a page (or of a corpus): held dictionary-encoded,
+# each distinct value once. At 100k chunks they were 42.6 MB as plain strings and are 8.5 MB so (the
+# page summary alone 28.2 -> 4.2 MB). Searches read them as before (take, filter, to_pylist); they are
+# encoded after the sort (Arrow sorts no dictionary column).
+REPEATED_COLUMNS = frozenset({"corpus", "path", "abs_path", "summary", "content_hash"})
+
 _T = TypeVar("_T")
 # The key of the whole table's row count among the per-corpus counts (no corpus name is empty).
 _ALL_CORPORA = ""
@@ -68,10 +76,12 @@ class _CorpusRows:
     ordinal), which phrase scans read too; their unit vectors in the order they were read, with
     ``row_of[i]`` the row of vector ``i``; and row id -> row, for BM25 hits."""
 
-    def __init__(self, rows: Any, matrix: np.ndarray, row_of: np.ndarray) -> None:
+    def __init__(self, rows: Any, held: QuantizedVectors, row_of: np.ndarray) -> None:
         self.rows = rows
-        self.result_rows = rows.select([*RESULT_COLUMNS, "ordinal"])  # a view: what searches return of a row
-        self.matrix = matrix
+        returned = [*RESULT_COLUMNS, "ordinal"]  # what searches return of a row
+        self.encoded = [name for name in returned if pa.types.is_dictionary(rows.schema.field(name).type)]
+        self.unencoded = rows.select([name for name in returned if name not in self.encoded])  # a view
+        self.held = held
         self.row_of = row_of
         self.masks: dict[tuple[str, float], np.ndarray | None] = {}
         self.few_cache: dict[tuple[str, float], np.ndarray | None] = {}
@@ -79,17 +89,16 @@ class _CorpusRows:
     # How the vectors are held is this class's business: searches ask for scores and vectors through these.
     def __len__(self) -> int:
         """How many vectors are held."""
-        return len(self.matrix)
+        return len(self.held)
 
     def scores(self, block: np.ndarray, subset: np.ndarray | None = None) -> np.ndarray:
         """Cosine similarities of the held vectors (those at ``subset`` only, when given) with unit query
         vector(s) ``block`` (dim,) or (dim, k): float32, one row per vector."""
-        matrix = self.matrix if subset is None else self.matrix[subset]
-        return cast("np.ndarray", matrix @ block)
+        return self.held.scores(block, subset)
 
     def vectors(self, places: np.ndarray) -> np.ndarray:
         """The unit vectors at ``places`` (vector order), float32."""
-        return np.asarray(self.matrix[places], dtype=np.float32)
+        return self.held.vectors(places)
 
     @functools.cached_property
     def pages(self) -> eligibility.Pages:  # read by filtered searches only; kept until the next commit
@@ -148,17 +157,39 @@ class _CorpusRows:
         texts = self.rows["text"].take(pa.array(rows, pa.int64())).to_pylist()
         return [eligible.text_passes(text or "") for text in texts]
 
+    def take(self, indices: list[int]) -> list[ChunkRow]:
+        """The rows at ``indices`` as searches return them. The encoded columns come from each one's
+        distinct values as Python strings, made once per commit (~10 MB at 100k rows): ~3x faster than
+        Arrow converting their values row by row, and plain columns are no faster."""
+        rows: list[dict[str, Any]] = self.unencoded.take(indices).to_pylist()
+        at = np.asarray(indices, dtype=np.int64)
+        for name in self.encoded:
+            values, codes = self.decoder[name]
+            for row, code in zip(rows, codes[at].tolist(), strict=True):
+                row[name] = None if code < 0 else values[code]
+        return cast("list[ChunkRow]", rows)
+
+    @functools.cached_property
+    def decoder(self) -> dict[str, tuple[list[Any], np.ndarray]]:
+        """Each encoded column's distinct values and each row's code (-1: null)."""
+        decoders = {}
+        for name in self.encoded:
+            column = self.rows[name].combine_chunks()
+            codes = column.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+            decoders[name] = (column.dictionary.to_pylist(), codes)
+        return decoders
+
     @functools.cached_property
     def ids(self) -> dict[str, int]:  # BM25 hits name rows by id; a vector search never needs this
         return {row_id: i for i, row_id in enumerate(self.rows["id"].to_pylist())}
 
     @functools.cached_property
-    def vector_of(self) -> np.ndarray:  # row -> its vector's place in ``matrix`` (mmr)
+    def vector_of(self) -> np.ndarray:  # row -> its vector's place among the held vectors (mmr)
         return np.argsort(self.row_of)
 
     @functools.cached_property
     def paths(self) -> list[str]:  # each row's path, sorted (scan order): a page's rows by bisection (parent)
-        return cast("list[str]", self.rows["path"].to_pylist())
+        return cast("list[str]", plain(self.rows["path"]).to_pylist())
 
 
 def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[ChunkRow]:
@@ -169,7 +200,7 @@ def _take(loaded: list[_CorpusRows], places: list[tuple[int, int]]) -> list[Chun
         by_corpus.setdefault(position, []).append(index)
     converted: dict[tuple[int, int], ChunkRow] = {}
     for position, indices in by_corpus.items():
-        for index, row in zip(indices, loaded[position].result_rows.take(indices).to_pylist(), strict=True):
+        for index, row in zip(indices, loaded[position].take(indices), strict=True):
             converted[(position, index)] = row
     return [converted[place] for place in places]
 
@@ -191,7 +222,7 @@ def _heads_of(rows: Any, first_only: bool) -> list[ChunkRow]:
         rows = rows.sort_by("path")
     else:
         rows = rows.select(HEAD_COLUMNS).filter(pc.equal(rows["ordinal"], 0))  # not a copy of every column
-    return cast("list[ChunkRow]", rows.to_pylist())
+    return cast("list[ChunkRow]", plain(rows).to_pylist())
 
 
 def _quality_passes(row: ChunkRow, floor: float) -> bool:
@@ -317,12 +348,11 @@ class AsyncReader:
             cache[key] = value
 
     async def _load(self, table: Any, corpus: str) -> _CorpusRows:
-        # Batch by batch into one preallocated matrix: reading the whole vector column at once held
-        # three copies of it at the peak (~460 MB at 100k rows).
+        # Batch by batch into preallocated codes: reading the whole vector column at once held three
+        # float32 copies of it at the peak (~460 MB at 100k rows).
         dim = self._store.dim
-        matrix = np.empty((await self.count_rows(corpus), dim), dtype=np.float32)
+        vectors = QuantizedVectors(await self.count_rows(corpus), dim)
         batches = []
-        filled = 0
         stream = await (
             table.query()
             .where(f"corpus = {sql.literal(corpus)}")
@@ -332,23 +362,18 @@ class AsyncReader:
         async for batch in stream:
             names = [n for n in batch.schema.names if n != "vector"]
             # Copied out of LanceDB's batch: an imported batch's buffers are freed together, so keeping
-            # its other columns kept its vectors too (~150 MB at 100k rows, on top of ``matrix``).
+            # its other columns kept its vectors too (~150 MB at 100k rows, on top of the codes).
             every = pa.array(np.arange(batch.num_rows))
             batches.append(
                 pa.RecordBatch.from_arrays([batch.column(n).take(every) for n in names], names=names)
             )
-            part = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim)
-            if filled + len(part) > len(matrix):  # rows committed since the count: grow (rare)
-                matrix = np.concatenate([matrix[:filled], np.empty((len(part), dim), np.float32)])
-            block = matrix[filled : filled + len(part)]
-            block[:] = part
-            # Unit rows, so cosine similarity is a dot product (the model's vectors are already
-            # normalised; this keeps the score right if a store ever holds others).
-            block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
-            filled += len(part)
+            # Unit rows (``put`` normalises), so cosine similarity is a dot product: the model's vectors
+            # are already unit; this keeps the score right if a store ever holds others.
+            vectors.put(batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, dim))
+        filled = len(vectors)
         if not batches:
             schema = stream.schema.remove(stream.schema.get_field_index("vector"))
-            return _CorpusRows(schema.empty_table(), matrix[:0], np.empty(0, dtype=np.int64))
+            return _CorpusRows(schema.empty_table(), vectors.trimmed(), np.empty(0, dtype=np.int64))
         read = pa.Table.from_batches(batches)
         order = pc.sort_indices(read, sort_keys=[("path", "ascending"), ("ordinal", "ascending")])
         row_of = np.empty(filled, dtype=np.int64)
@@ -368,8 +393,10 @@ class AsyncReader:
             pool.release_unused()  # else Arrow's pool keeps their pages (mimalloc)
             columns[i] = joined.take(order)
             del joined
+            if names[i] in REPEATED_COLUMNS:
+                columns[i] = pc.dictionary_encode(columns[i])
             pool.release_unused()
-        held = _CorpusRows(pa.table(columns, names=names), matrix[:filled], row_of)
+        held = _CorpusRows(pa.table(columns, names=names), vectors.trimmed(), row_of)
         allocator.release()  # the load freed several times what it holds: give it back (ADR 0057)
         return held
 
@@ -649,7 +676,7 @@ class AsyncReader:
         among those ``eligible`` lets through, leaving out the pages ``exclude_paths`` and the chunks
         ``exclude_ids``: best first, each row with ``score``. ``best_of``: one list instead, each chunk
         scored by its best query (the union of the per-query lists holds the same best ``limit``). A held
-        corpus answers the queries with one product over its matrix per ``QUERY_BLOCK`` of them."""
+        corpus answers the queries with one product over its vectors per ``QUERY_BLOCK`` of them."""
         if limit <= 0 or not len(queries):
             return [] if best_of else [[] for _ in range(len(queries))]
         table = await self._fresh_table()
@@ -762,7 +789,7 @@ class AsyncReader:
             held = await self._in_memory(table, corpus)
             low = bisect.bisect_left(held.paths, path)
             high = bisect.bisect_right(held.paths, path, lo=low)
-            return cast("list[ChunkRow]", held.rows.slice(low, high - low).to_pylist())
+            return cast("list[ChunkRow]", plain(held.rows.slice(low, high - low)).to_pylist())
         rows: list[ChunkRow] = (
             await table.query()
             .where(f"corpus = {sql.literal(corpus)} AND path = {sql.literal(path)}")

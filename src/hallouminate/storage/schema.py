@@ -146,3 +146,19 @@ def build_table(schema: pa.Schema, corpus: str, files: Mapping[str, Sequence[Map
         for name in schema.names
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def plain(data: Any) -> Any:
+    """``data`` (a table, or one column) with its dictionary-encoded columns decoded: ``to_pylist`` of a
+    dictionary column converts value by value (~1.5 us a row, 7x a plain one); decoded first, by a take
+    of its dictionary, the rows cost as plain ones plus ~20 us a column (the reader holds repeated columns
+    encoded: reader.REPEATED_COLUMNS)."""
+    if isinstance(data, pa.Table):
+        if not any(pa.types.is_dictionary(field.type) for field in data.schema):
+            return data
+        return pa.table([plain(column) for column in data.columns], names=data.column_names)
+    if not pa.types.is_dictionary(data.type):
+        return data
+    if isinstance(data, pa.ChunkedArray):
+        return pa.chunked_array([plain(chunk) for chunk in data.chunks], type=data.type.value_type)
+    return data.dictionary.take(data.indices)
