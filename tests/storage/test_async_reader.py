@@ -13,7 +13,7 @@ import pytest
 
 from hallouminate.analysis import query_terms
 from hallouminate.storage import Store, sql
-from hallouminate.storage.quantized import LEVELS
+from hallouminate.storage.held_vectors import LEVELS
 from hallouminate.storage.reader import AsyncReader
 from hallouminate.storage.schema import TABLE
 from support.store_rows import DIM, chunk_rows, unit_vec
@@ -68,10 +68,11 @@ async def test_both_vector_paths_rank_exactly_as_lancedb_flat_cosine_search(tmp_
     query = np.asarray(unit_vec(70)) + 0.3 * np.asarray(unit_vec(1007))
     reference = lancedb_nearest(store, query, ["c", "d"], 25)
     in_memory = await AsyncReader(store).vector_search(query, ["c", "d"], 25)
+    as_codes = await AsyncReader(store, exact_rows=0).vector_search(query, ["c", "d"], 25)
     from_lancedb = await AsyncReader(store, in_memory_rows=0).vector_search(query, ["c", "d"], 25)
-    # The held vectors are 16-bit codes: a score may move by sum(|q_i|) * step / 2, at most
-    # sqrt(DIM) / (2 * LEVELS) for unit vectors (storage/quantized.py); the order is the exact one.
-    for found, atol in ((in_memory, np.sqrt(DIM) / (2 * LEVELS)), (from_lancedb, 1e-5)):
+    # Vectors held as 16-bit codes (big corpora): a score may move by sum(|q_i|) * step / 2, at most
+    # sqrt(DIM) / (2 * LEVELS) for unit vectors (storage/held_vectors.py); the order is the exact one.
+    for found, atol in ((in_memory, 1e-5), (as_codes, np.sqrt(DIM) / (2 * LEVELS)), (from_lancedb, 1e-5)):
         assert [row["id"] for row in found] == [row_id for row_id, _ in reference]
         assert np.allclose([row["score"] for row in found], [score for _, score in reference], atol=atol)
     assert in_memory[0].keys() == from_lancedb[0].keys()

@@ -32,9 +32,9 @@ async def test_held_rows_are_encoded_and_read_back_plain(tmp_path: Path) -> None
         "c",
         {f"p{i}.md": chunk_rows(f"p{i}.md", [f"a {i}", f"b {i}", f"c {i}"], seed=10 * i) for i in range(5)},
     )
-    held, past = AsyncReader(store), AsyncReader(store, in_memory_rows=0)
+    held, past = AsyncReader(store, exact_rows=0), AsyncReader(store, in_memory_rows=0)
     found = await held.vector_search(unit_vec(20), ["c"], 6)
-    # Equal but for the score's 16-bit rounding (storage/quantized.py).
+    # Equal but for the score's 16-bit rounding (vectors held as codes: storage/held_vectors.py).
     unscored = [{k: v for k, v in row.items() if k != "score"} for row in found]
     assert unscored == [
         {k: v for k, v in row.items() if k != "score"}

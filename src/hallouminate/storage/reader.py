@@ -22,10 +22,10 @@ import pyarrow.compute as pc
 
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
 from hallouminate.storage import allocator, ann, eligibility, sql
+from hallouminate.storage.held_vectors import EXACT_ROWS, HeldVectors
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
-from hallouminate.storage.quantized import QuantizedVectors
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE, plain
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # Corpora up to this many rows (together, per request) are held in memory between commits and searched
 # there: by vector, a matrix product over every vector, exact like LanceDB's flat scan (33-47 ms at 50k
-# rows) to within 16-bit rounding (storage/quantized.py) but ~7 ms at 100k; BM25 hits and phrase scans read
+# rows) (to within 16-bit rounding past 32k rows: storage/held_vectors.py) but ~7 ms at 100k; BM25 hits and phrase scans read
 # their rows there too. The cost is ~0.8 kB of vector and ~1 kB of row per chunk (~190 MB at 100k); bigger
 # sets are searched in LanceDB. The reader takes another bound as ``in_memory_rows`` (tests force the
 # LanceDB path with 0).
@@ -76,7 +76,7 @@ class _CorpusRows:
     ordinal), which phrase scans read too; their unit vectors in the order they were read, with
     ``row_of[i]`` the row of vector ``i``; and row id -> row, for BM25 hits."""
 
-    def __init__(self, rows: Any, held: QuantizedVectors, row_of: np.ndarray) -> None:
+    def __init__(self, rows: Any, held: HeldVectors, row_of: np.ndarray) -> None:
         self.rows = rows
         returned = [*RESULT_COLUMNS, "ordinal"]  # what searches return of a row
         self.encoded = [name for name in returned if pa.types.is_dictionary(rows.schema.field(name).type)]
@@ -241,7 +241,8 @@ def _texts_pass(
 class AsyncReader:
     """The daemon's reads of ``store`` (satisfies ports.ReaderPort): corpora of up to ``in_memory_rows``
     rows per request are searched in memory, bigger ones in LanceDB; a corpus of more than
-    ``off_loop_rows`` rows is scored in a worker thread."""
+    ``off_loop_rows`` rows is scored in a worker thread, and one of more than ``exact_rows`` is held as
+    16-bit codes (held_vectors.py; tests force them with 0)."""
 
     def __init__(
         self,
@@ -250,10 +251,12 @@ class AsyncReader:
         in_memory_rows: int = IN_MEMORY_ROWS,
         off_loop_rows: int = OFF_LOOP_ROWS,
         scan_batch: int = SCAN_BATCH,
+        exact_rows: int = EXACT_ROWS,
     ) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
         self._store = store
         self._in_memory_rows = in_memory_rows
+        self._exact_rows = exact_rows
         self._off_loop_rows = off_loop_rows
         self._table: Any = None
         self._generation = -1
@@ -351,7 +354,7 @@ class AsyncReader:
         # Batch by batch into preallocated codes: reading the whole vector column at once held three
         # float32 copies of it at the peak (~460 MB at 100k rows).
         dim = self._store.dim
-        vectors = QuantizedVectors(await self.count_rows(corpus), dim)
+        vectors = HeldVectors(await self.count_rows(corpus), dim, self._exact_rows)
         batches = []
         stream = await (
             table.query()
