@@ -43,3 +43,17 @@ ENDPOINT_BATCH_SIZE = 64
 ENDPOINT_TIMEOUT_SECS = 60.0
 ENDPOINT_MAX_INPUT_TOKENS = 512
 ENDPOINT_MAX_RETRIES = 5
+# [store]: where the index lives. A local directory (path, default xdg.default_store_dir()) or a team's
+# object store (uri, s3://bucket/prefix: one writer daemon, any number of read-only ones;
+# docs/configuration.md).
+STORE_URI_SCHEMES = ("s3",)
+STORE_MODES = ("read-write", "read-only")
+STORE_MODE = "read-write"
+# The section of [store] credentials_file (an AWS-style shared credentials/config INI file).
+STORE_PROFILE = "default"
+# How often a read-only daemon checks the writer's table version, and the writer's lease expiry (renewed
+# at a third of it), in seconds, with the bounds a config may set.
+STORE_POLL_INTERVAL_SECS = 3.0
+STORE_POLL_INTERVAL_BOUNDS = (0.2, 3600.0)
+STORE_LEASE_SECS = 30.0
+STORE_LEASE_BOUNDS = (5.0, 3600.0)

@@ -62,7 +62,7 @@ class Layer:
     scalars: dict[str, Scalar] = field(default_factory=dict)
     corpora: list[RawCorpus] = field(default_factory=list)
     repositories: list[RawRepository] = field(default_factory=list)
-    # A setting the file spells by its old name (RENAMED): current "table.key" -> the key as written.
+    # A setting the file spells by its old name (RENAMED): current "table.key" -> the "table.key" as written.
     spelled: dict[str, str] = field(default_factory=dict)
 
 
@@ -73,14 +73,26 @@ RERANKER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 # Tables whose settings are daemon-wide: only the baseline may set them (a repo must not move the store).
 # `[discovery]` too: it decides what a request made *above* every repository sees, where no repo layer applies.
-BASELINE_ONLY = frozenset({"embeddings", "storage", "daemon", "discovery", "http"})
+BASELINE_ONLY = frozenset({"embeddings", "store", "storage", "daemon", "discovery", "http"})
 # Why a repository layer may not set a baseline-only table, when the general reason is not the whole story.
 BASELINE_ONLY_WHY = {
     "http": "a checked-out repository must not be able to open a port or expose your corpora over HTTP",
 }
 # Old key names still accepted (docs/configuration.md): old "table.key" -> the current one. Giving both in
 # one file is an error: which one would win is not obvious.
-RENAMED = {"indexing.max_file_bytes": "indexing.max_text_file_size"}
+RENAMED = {"indexing.max_file_bytes": "indexing.max_text_file_size", "storage.path": "store.path"}
+# The environment variables an object store's credentials, region and endpoint come from (beside [store]
+# credentials_file); config/credentials.py reads them.
+STORE_ENV = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_ENDPOINT_URL",
+)
+# A [store] (or [storage]) key holding one of these words is a secret put in the config: refused as such,
+# not merely as an unknown key, and its value never echoed.
+SECRET_WORDS = ("access_key", "secret", "token", "password", "passwd", "api_key")
 # [embeddings] keys of the OpenAI-compatible endpoint (provider = "openai-compatible" only).
 ENDPOINT_KEYS = tuple(
     f"embeddings.{key}"
@@ -293,6 +305,8 @@ class _Parser:
             else:
                 self.report(self.unknown("", table, known_tables))
         self.attempt(self.http_exposure, layer)
+        raw_store = doc.get("store")
+        self.attempt(self.store_location, layer, raw_store if isinstance(raw_store, dict) else {})
         raw = doc.get("embeddings")
         self.attempt(self.embedding_endpoint, layer, raw if isinstance(raw, dict) else {})
         return layer
@@ -322,6 +336,40 @@ class _Parser:
                 '(dimensions); see docs/model.md, "An OpenAI-compatible endpoint"',
             )
 
+    def store_location(self, layer: Layer, raw: dict[str, Any]) -> None:
+        """``[store]``: a local ``path`` or an object store's ``uri``, not both; ``credentials_file`` and
+        ``profile`` belong to an object store (and ``profile`` to the file). ``raw`` is the table as
+        written: a key given with a bad value was reported already, and is not "missing" too."""
+        if "uri" in raw and "store.uri" not in layer.scalars:
+            return  # a bad uri, reported already
+        path = _label(layer.spelled.get("store.path", "store.path"))  # [storage] path, its old name
+        if "store.path" in layer.scalars and "store.uri" in layer.scalars:
+            raise ConfigError(
+                f"{self.file}: {path} and [store] uri are both set: the store is either a local directory "
+                "(path) or an object store (uri); keep one of them",
+                {"file": str(self.file), "key": "[store] uri", "keys": [path, "[store] uri"]},
+            )
+        if "store.uri" not in layer.scalars:
+            given = [key for key in ("credentials_file", "profile") if key in raw]
+            if given:
+                where = (
+                    f"the local directory {path}"
+                    if "store.path" in layer.scalars
+                    else "the local default directory"
+                )
+                raise self.fail(
+                    f"[store] {given[0]}",
+                    f"applies to an object store only, and the store here is {where}: set [store] uri = "
+                    f'"s3://bucket/prefix", or remove {" and ".join(given)}',
+                )
+            return
+        if "profile" in raw and "credentials_file" not in raw:
+            raise self.fail(
+                "[store] profile",
+                "picks a section of [store] credentials_file, which is not set: set credentials_file to an "
+                "AWS-style credentials file, or remove profile (credentials then come from the environment)",
+            )
+
     def http_exposure(self, layer: Layer) -> None:
         """A listener reachable from other machines must ask for a token: ``[http] host`` other than a
         loopback address needs ``[http] token_file``."""
@@ -349,25 +397,47 @@ class _Parser:
             )
         for key, value in body.items():
             if key not in specs:
-                self.report(self.unknown(f"[{table}] ", key, list(specs)))
+                if table in ("store", "storage") and _looks_secret(key):
+                    self.report(self.secret_key(table, key))
+                else:
+                    self.report(self.unknown(f"[{table}] ", key, list(specs)))
                 continue
             checked = self.attempt(specs[key], f"[{table}] {key}", value)
             if checked is None:
                 continue
-            current = RENAMED.get(f"{table}.{key}", f"{table}.{key}")
+            written = f"{table}.{key}"
+            current = RENAMED.get(written, written)
             if current in layer.scalars:  # TOML forbids a repeated key: this is a name and its old name
-                new, old = current.split(".", 1)[1], layer.spelled.get(current) or key
-                self.report(
-                    ConfigError(
-                        f"{self.file}: [{table}] {old} and {new} are both set; {old} is the old name of "
-                        f"{new}: keep {new} only",
-                        {"file": str(self.file), "key": f"[{table}] {new}", "keys": [old, new]},
-                    )
-                )
+                old = written if written != current else layer.spelled.get(current, current)
+                self.report(self.renamed_twice(old, current))
                 continue
             layer.scalars[current] = checked
-            if current != f"{table}.{key}":
-                layer.spelled[current] = key
+            if current != written:
+                layer.spelled[current] = written
+
+    def renamed_twice(self, old: str, new: str) -> ConfigError:
+        """A setting given under its current name and its old name (``RENAMED``) in one file."""
+        (old_table, old_key), (new_table, new_key) = old.split(".", 1), new.split(".", 1)
+        if old_table == new_table:
+            first, second = f"[{old_table}] {old_key}", new_key
+            said_old, said_new = old_key, new_key
+        else:  # another table: each named with its table
+            first = said_old = f"[{old_table}] {old_key}"
+            second = said_new = f"[{new_table}] {new_key}"
+        return ConfigError(
+            f"{self.file}: {first} and {second} are both set; {said_old} is the old name of {said_new}: keep "
+            f"{said_new} only",
+            {"file": str(self.file), "key": f"[{new_table}] {new_key}", "keys": [said_old, said_new]},
+        )
+
+    def secret_key(self, table: str, key: str) -> ConfigError:
+        """A secret written into ``[store]``: refused, naming where secrets go instead (never its value)."""
+        return self.fail(
+            f"[{table}] {key}",
+            "looks like a secret, and secrets never go in the config: give the store's credentials in the "
+            f"daemon's environment ({', '.join(STORE_ENV)}), or name an AWS-style credentials file with "
+            '[store] credentials_file (and profile); remove this key (docs/configuration.md, "[store]")',
+        )
 
     def array(self, table: str, body: Any) -> list[dict[str, Any]]:
         if not isinstance(body, list) or not all(isinstance(t, dict) for t in body):
@@ -519,6 +589,88 @@ class _Parser:
             )
         return text
 
+    def bounded_number(self, low: float, high: float) -> Callable[[str, Any], float]:
+        """A number of seconds from ``low`` to ``high``."""
+
+        def check(where: str, value: Any) -> float:
+            if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
+                raise self.fail(where, f"must be a number of seconds from {low:g} to {high:g}, got {value!r}")
+            return float(value)
+
+        return check
+
+    def store_uri(self, where: str, value: Any) -> str:
+        """``[store] uri``: ``s3://bucket/prefix`` (prefix optional), normalized without a trailing ``/``.
+
+        The value is echoed only when it holds no user information or query (where a secret could be)."""
+        text = self.string(where, value).strip()
+        example = 'write e.g. "s3://team-wiki/hallouminate", or use [store] path for a local directory'
+        try:
+            parts = urlsplit(text)
+            netloc = parts.netloc
+        except ValueError as exc:
+            raise self.fail(where, f"does not parse as a URI ({exc}): {example}") from None
+        if "@" in netloc:
+            raise self.fail(
+                where,
+                "holds credentials (KEY:SECRET@ before the bucket), and secrets never go in the config: "
+                "write s3://bucket/prefix, and give the credentials in the daemon's environment "
+                f"({', '.join(STORE_ENV)}) or in the file [store] credentials_file names",
+            )
+        if parts.query or parts.fragment or "?" in text or "#" in text:
+            raise self.fail(
+                where,
+                "has a query or fragment: write s3://bucket/prefix; the endpoint and region go in the "
+                "environment (AWS_ENDPOINT_URL, AWS_REGION) or in [store] credentials_file",
+            )
+        schemes = ", ".join(f"{s}://" for s in defaults.STORE_URI_SCHEMES)
+        if not parts.scheme or "://" not in text:
+            raise self.fail(where, f"{text!r} is not an object-store URI (accepted: {schemes}): {example}")
+        if parts.scheme.lower() not in defaults.STORE_URI_SCHEMES:
+            raise self.fail(
+                where,
+                f"{text!r} has the scheme {parts.scheme + '://'!r}; the accepted schemes are {schemes} "
+                f"(S3 and S3-compatible servers): {example}",
+            )
+        problem = _bucket_problem(netloc)
+        if problem is not None:
+            raise self.fail(
+                where,
+                f"{text!r}: the bucket {netloc!r} {problem} (S3 bucket names: 3 to 63 lowercase letters, "
+                "digits, '-' and '.', starting and ending with a letter or digit, not an IP address; a "
+                "server's address goes in AWS_ENDPOINT_URL or the credentials file's endpoint_url)",
+            )
+        prefix = parts.path.strip("/")
+        segments = prefix.split("/") if prefix else []
+        if any(seg in ("", ".", "..") for seg in segments) or any(not c.isprintable() for c in prefix):
+            raise self.fail(
+                where,
+                f"{text!r}: the prefix {prefix!r} has an empty, '.' or '..' segment or a control character: "
+                f"{example}",
+            )
+        return f"s3://{netloc}/{prefix}" if prefix else f"s3://{netloc}"
+
+    def store_mode(self, where: str, value: Any) -> str:
+        text = self.string(where, value).strip()
+        if text not in defaults.STORE_MODES:
+            choices = " or ".join(f'"{m}"' for m in defaults.STORE_MODES)
+            raise self.fail(
+                where,
+                f"must be {choices}, got {text!r} (one daemon writes a store; the others read it)",
+            )
+        return text
+
+    def profile(self, where: str, value: Any) -> str:
+        """``[store] profile``: a section name of the credentials file."""
+        text = self.string(where, value).strip()
+        if not text or any(not c.isprintable() or c in "[]" for c in text):
+            raise self.fail(
+                where,
+                f'must be the name of a section of [store] credentials_file (e.g. "default" or "team"), '
+                f"got {text!r}",
+            )
+        return text
+
     def boolean(self, where: str, value: Any) -> bool:
         if not isinstance(value, bool):
             raise self.fail(where, f"must be true or false, got {value!r}")
@@ -599,7 +751,17 @@ def _scalar_specs(p: _Parser) -> dict[str, dict[str, Callable[[str, Any], Scalar
             "max_retries": p.non_negative_int,
             "send_dimensions": p.boolean,
         },
-        "storage": {"path": p.path},
+        # Where the index lives (storage/; docs/configuration.md): a local directory or an object store.
+        "store": {
+            "path": p.path,
+            "uri": p.store_uri,
+            "mode": p.store_mode,
+            "credentials_file": p.path,
+            "profile": p.profile,
+            "poll_interval_secs": p.bounded_number(*defaults.STORE_POLL_INTERVAL_BOUNDS),
+            "lease_secs": p.bounded_number(*defaults.STORE_LEASE_BOUNDS),
+        },
+        "storage": {"path": p.path},  # the old name of [store] path (RENAMED)
         "daemon": {"idle_exit_secs": p.positive_number},
         # Each [search] key is the default of the `ground` parameter of the same name.
         "search": {
@@ -686,6 +848,34 @@ def _template_problem(template: str) -> str | None:
     parts = template.split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "has an empty, '.' or '..' segment"
+    return None
+
+
+def _label(key: str) -> str:
+    """``"store.path"`` as a file spells it: ``[store] path``."""
+    table, name = key.split(".", 1)
+    return f"[{table}] {name}"
+
+
+def _looks_secret(key: str) -> bool:
+    lowered = key.lower().replace("-", "_")
+    return any(word in lowered for word in SECRET_WORDS)
+
+
+def _bucket_problem(bucket: str) -> str | None:
+    """Why ``bucket`` is no S3 bucket name (the general-purpose rules, briefly), or None."""
+    if not bucket:
+        return "is missing"
+    if ":" in bucket:
+        return "has a port"
+    if not 3 <= len(bucket) <= 63:
+        return f"has {len(bucket)} characters"
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", bucket):
+        return "holds a character other than a-z, 0-9, '-' and '.', or starts or ends with '-' or '.'"
+    if ".." in bucket or ".-" in bucket or "-." in bucket:
+        return "has '..', '.-' or '-.'"
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", bucket):
+        return "is an IP address"
     return None
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from hallouminate import xdg
 from hallouminate.config import defaults
 from hallouminate.config.layer import Layer, RawCorpus, RawRepository, Scalar, scalar
-from hallouminate.config.types import CorpusSpec, HttpSettings, Resolved, Settings
+from hallouminate.config.types import CorpusSpec, HttpSettings, Resolved, Settings, StoreMode
 from hallouminate.errors import ConfigError
 from hallouminate.protocol import limits
 
@@ -31,7 +31,13 @@ SETTING_FIELDS: dict[str, str] = {
     "embeddings.max_input_tokens": "endpoint_max_input_tokens",
     "embeddings.max_retries": "endpoint_max_retries",
     "embeddings.send_dimensions": "endpoint_send_dimensions",
-    "storage.path": "store_dir",
+    "store.path": "store_dir",
+    "store.uri": "store_uri",
+    "store.mode": "store_mode",
+    "store.credentials_file": "store_credentials_file",
+    "store.profile": "store_profile",
+    "store.poll_interval_secs": "store_poll_interval_secs",
+    "store.lease_secs": "store_lease_secs",
     "daemon.idle_exit_secs": "idle_exit_secs",
     "search.top_files": "top_files",
     "search.chunks_per_file": "chunks_per_file",
@@ -101,7 +107,7 @@ def _without_repo_indexing(layer: Layer, notes: list[str]) -> Layer:
     ignored = sorted(key for key in layer.scalars if key.startswith("indexing."))
     if layer.root is None or not ignored:
         return layer
-    names = ", ".join(layer.spelled.get(key) or key.split(".", 1)[1] for key in ignored)
+    names = ", ".join(layer.spelled.get(key, key).split(".", 1)[1] for key in ignored)
     notes.append(
         f"[indexing] {names} in {layer.file} is not applied: index runs use the baseline config's values; "
         "set it there instead"
@@ -287,7 +293,7 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         discovery_max_depth=scalar(s, "discovery.max_depth", defaults.DISCOVERY_MAX_DEPTH),
         model_name=scalar(s, "embeddings.model", defaults.MODEL_NAME),
         model_cache_dir=scalar(s, "embeddings.cache_dir", xdg.default_model_cache()),
-        store_dir=scalar(s, "storage.path", xdg.default_store_dir()),
+        store_dir=scalar(s, "store.path", xdg.default_store_dir()),
         idle_exit_secs=scalar(s, "daemon.idle_exit_secs", defaults.IDLE_EXIT_SECS),
         top_files=_search(s, limits.TOP_FILES),
         chunks_per_file=_search(s, limits.CHUNKS_PER_FILE),
@@ -315,8 +321,19 @@ def _settings(s: dict[str, Scalar]) -> Settings:
         rerank_budget_ms=_search(s, limits.RERANK_BUDGET_MS),
         best_practice_templates=scalar(s, "best_practice.path_templates", ()),
         kb_globs=scalar(s, "knowledge_base.globs", defaults.KB_GLOBS),
+        store_uri=scalar(s, "store.uri", "") or None,
+        store_mode=_store_mode(s),
+        store_credentials_file=_optional_path(s, "store.credentials_file"),
+        store_profile=scalar(s, "store.profile", defaults.STORE_PROFILE),
+        store_poll_interval_secs=scalar(s, "store.poll_interval_secs", defaults.STORE_POLL_INTERVAL_SECS),
+        store_lease_secs=scalar(s, "store.lease_secs", defaults.STORE_LEASE_SECS),
         http=_http(s),
     )
+
+
+def _store_mode(s: dict[str, Scalar]) -> StoreMode:
+    # The layer checked the value against defaults.STORE_MODES.
+    return "read-only" if scalar(s, "store.mode", defaults.STORE_MODE) == "read-only" else "read-write"
 
 
 def _http(s: dict[str, Scalar]) -> HttpSettings:

@@ -11,6 +11,8 @@ from hallouminate.config import defaults
 from hallouminate.protocol import limits
 
 CorpusKind = Literal["wiki", "corpus", "custom"]
+# [store] mode: a "read-write" daemon indexes and writes; a "read-only" one serves what the writer committed.
+StoreMode = Literal["read-write", "read-only"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,20 @@ class Settings:
     fail_on_frontmatter_error: bool = defaults.FAIL_ON_FRONTMATTER_ERROR
     # [knowledge_base] globs: the files of a knowledge base (`serve --kb-path DIR`, corpus `kb`).
     kb_globs: tuple[str, ...] = defaults.KB_GLOBS
+    # [store] (baseline only; docs/configuration.md): store_dir above is [store] path, the local directory
+    # (formerly [storage] path); it keeps its default when store_uri is set, and is not the store then.
+    # store_uri: the team's object store, normalized "s3://bucket" or "s3://bucket/prefix" (no trailing
+    # "/"); None: the store is the local store_dir.
+    store_uri: str | None = None
+    store_mode: StoreMode = "read-write"
+    # An AWS-style shared credentials/config INI file and its section (only with store_uri; the config never
+    # holds the secrets: config.credentials.store_credentials reads them, the environment first).
+    store_credentials_file: Path | None = None
+    store_profile: str = defaults.STORE_PROFILE
+    # A read-only daemon's check of the writer's table version; the writer's lease expiry (renewed at a
+    # third of it). Seconds.
+    store_poll_interval_secs: float = defaults.STORE_POLL_INTERVAL_SECS
+    store_lease_secs: float = defaults.STORE_LEASE_SECS
     # [http]: the daemon's HTTP listener (http/).
     http: HttpSettings = field(default_factory=HttpSettings)
 

@@ -134,6 +134,8 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
         value = getattr(resolved.settings.http if table == "http" else resolved.settings, field)
         if value is None or value == ():  # an optional setting left unset: TOML has no null
             continue
+        if key == "store.path" and resolved.settings.store_uri is not None:
+            continue  # the store is the object store: the local default directory is not it
         if isinstance(value, tuple):
             settings.setdefault(table, {})[name] = list(value)
         else:
@@ -168,6 +170,10 @@ def describe_effective(resolved: Resolved) -> EffectiveConfig:
     }
 
 
+def _span(bounds: tuple[float, float]) -> str:
+    return f"{bounds[0]:g} to {bounds[1]:g}"
+
+
 def baseline_template() -> str:
     """A commented baseline config (what ``config init`` writes); it validates clean as written.
 
@@ -181,7 +187,7 @@ def baseline_template() -> str:
 # A setting must not be given different values here and in a repository layer: that is an error.
 # Paths here must be absolute (or start with ~). See docs/configuration.md.
 
-# The embedding model and where it is cached ([embeddings], [storage] and [daemon] are daemon-wide:
+# The embedding model and where it is cached ([embeddings], [store] and [daemon] are daemon-wide:
 # only this file may set them; restart the daemon after a change).
 #[embeddings]
 #model = "{defaults.MODEL_NAME}"
@@ -202,9 +208,22 @@ def baseline_template() -> str:
 #max_retries = {defaults.ENDPOINT_MAX_RETRIES}
 #send_dimensions = false
 
-# Where the index lives.
-#[storage]
+# Where the index lives: a local directory (path; [storage] path is its old name), or, for a team, an
+# object store that one daemon writes and any number of read-only daemons serve (docs/configuration.md).
+#[store]
 #path = "~/.local/share/hallouminate/lancedb"
+# Instead of path, a bucket and optional prefix on S3 or an S3-compatible server (only s3:// for now):
+#   uri = "s3://team-wiki/hallouminate"
+# with credentials, region and endpoint from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+# AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL) or from an AWS-style credentials file and its section
+# (the environment wins); never write the secrets here:
+#   credentials_file = "~/.aws/credentials"
+#   profile = "{defaults.STORE_PROFILE}"
+# "read-only": serve what the writer commits, checking its table version every poll_interval_secs.
+#mode = "{defaults.STORE_MODE}"
+#poll_interval_secs = {defaults.STORE_POLL_INTERVAL_SECS:g}  # {_span(defaults.STORE_POLL_INTERVAL_BOUNDS)}
+# The writer's lease on the store: another writer is refused until it expires (renewed at a third of it).
+#lease_secs = {defaults.STORE_LEASE_SECS:g}  # {_span(defaults.STORE_LEASE_BOUNDS)}
 
 # Seconds with no connection before the daemon exits (the next client starts it again).
 #[daemon]
