@@ -120,7 +120,7 @@ async def test_a_read_only_store_refuses_writes_clearly_and_keeps_answering_read
             write_pages(wiki, {"heron.md": "# Heron\n\nThe saffron heron wades in the marsh.\n"})
             error = await fails(s, "index", INTERNAL_ERROR, cwd=cwd)
             assert str(w.store) in error.message and "not writable" in error.message, error.message
-            assert "Read-only file system" in error.message and "[storage] path" in error.message
+            assert "Read-only file system" in error.message and "[store] path" in error.message
             assert not raw_lance(error.message) and error.data["problem"] == "store-read-only"
 
             # Reads answer from the rows already there; the new page waits, counted as not indexed.
@@ -161,7 +161,7 @@ async def test_a_file_in_place_of_the_store_is_named_and_the_moved_store_comes_b
             for tool, args in (("ground", {"query": "copper otter"}), ("corpus_stats", {}), ("index", {})):
                 error = await fails(s, tool, INTERNAL_ERROR, cwd=cwd, **args)
                 assert str(w.store) in error.message and "not a directory" in error.message, error.message
-                assert "[storage] path" in error.message and not raw_lance(error.message)
+                assert "[store] path" in error.message and not raw_lance(error.message)
             # index did not "rebuild" over the file, and the reads without a store still answer.
             assert w.store.read_text() == "not a store\n"
             assert len((await ok(s, "list_files", cwd=cwd))["files"]) == before["indexed_files"]

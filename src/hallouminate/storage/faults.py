@@ -45,7 +45,7 @@ def problem_error(store_dir: Path, problem: str) -> StoreFault:
     if problem == NOT_A_DIRECTORY:
         return StoreFault(
             f"the index store {store_dir} is not a directory any more (something else was put in its "
-            "place, or its table was): move that away, or set [storage] path in the baseline config to a "
+            "place, or its table was): move that away, or set [store] path in the baseline config to a "
             "writable directory and restart the daemon (`hallouminate daemon stop`); then run `hallouminate "
             "index`",
             {"store": str(store_dir), "problem": "store-not-a-directory"},
@@ -91,7 +91,7 @@ def explain(store_dir: Path, exc: BaseException) -> StoreFault | None:
     if code in _READ_ONLY:
         return StoreFault(
             f"the index store {store_dir} is not writable ({reason}). Make it writable (remount the disk "
-            "read-write, fix its permissions), or set [storage] path in the baseline config to a writable "
+            "read-write, fix its permissions), or set [store] path in the baseline config to a writable "
             "directory and restart the daemon; rows already indexed are intact and search still answers "
             "from them",
             {"store": str(store_dir), "problem": "store-read-only", "errno": code},
