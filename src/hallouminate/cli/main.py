@@ -91,12 +91,18 @@ def prepare_daemon_process() -> None:
 
 
 @daemon.command("run")
-def daemon_run() -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Serve the store without writing it, following its writer's commits "
+    '(as [store] mode = "read-only"; docs/deployment.md).',
+)
+def daemon_run(read_only: bool) -> None:
     """Run the daemon in the foreground (clients normally start it for you)."""
     prepare_daemon_process()  # before hallouminate.daemon: it imports numpy
     from hallouminate.daemon import run
 
-    sys.exit(run())
+    sys.exit(run(read_only=read_only))
 
 
 @daemon.command("stop")

@@ -29,6 +29,9 @@ class CorpusSpec:
     globs: tuple[str, ...]
     exclude: tuple[str, ...]
     repository: str | None
+    # The rows' key as another daemon stored them: a read-only daemon serves the writer's corpora, whose
+    # roots are on the writer's machine (daemon/read_only.py); None: derived from ``roots``.
+    stored_as: str | None = None
 
     @property
     def store_key(self) -> str:
@@ -37,6 +40,8 @@ class CorpusSpec:
         Two checkouts of one repository (a linked worktree) derive the same name, ``repo:proj:wiki``, over
         different roots; rows keyed by the name alone would show one checkout's pages to the other.
         """
+        if self.stored_as is not None:
+            return self.stored_as
         digest = hashlib.sha256("\0".join(str(r) for r in self.roots).encode()).hexdigest()[:12]
         return f"{self.name}@{digest}"
 

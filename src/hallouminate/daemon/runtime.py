@@ -34,6 +34,7 @@ from hallouminate.config import (
     load_baseline,
 )
 from hallouminate.config.cache import ResolveCache
+from hallouminate.daemon import read_only
 from hallouminate.daemon.dirwatch import DirectoryWatch
 from hallouminate.daemon.known_repositories import KnownRepositories
 from hallouminate.daemon.query_batcher import QueryBatcher, batcher_for
@@ -96,6 +97,8 @@ if TYPE_CHECKING:
     from hallouminate.search.rerank import RerankStage
     from hallouminate.search.topics import TopicsCache
     from hallouminate.storage import Store
+    from hallouminate.storage.lease import WriterLease
+    from hallouminate.storage.location import StoreLocation
     from hallouminate.storage.reader import AsyncReader
     from hallouminate.storage.store import Mismatch
     from hallouminate.wiki.move import MoveOutcome
@@ -150,9 +153,16 @@ class _CorpusRun:
 
 
 class Runtime:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, lease: WriterLease | None = None) -> None:
         self.settings = settings
         self.version = __version__
+        # The writer's lease on an object store (taken by daemon/server.py before serving), renewed by
+        # ``_keep_lease``; None for a local store or a read-only daemon.
+        self.lease = lease
+        self._lease_lost: HallouminateError | None = None
+        # Serving another daemon's store (daemon/read_only.py): no writes, no file walks, its commits followed.
+        self.read_only = settings.store_mode == "read-only"
+        self._followed_at: float | None = None
         self._store: Store | None = None
         self._embedder: Embedder | EndpointEmbedder | None = None
         self._indexer: Indexer | None = None
@@ -230,22 +240,105 @@ class Runtime:
             log.info("model and store loaded in %.2f s", time.perf_counter() - started)
 
     def start_background_load(self) -> None:
-        # Temp files of writes a killed daemon left half-done: swept before any write, in a thread (one
-        # listing per recorded directory; a slow disk must not keep `ping` waiting); a move it left
-        # half-done is finished (wiki/redo.py).
-        self._recovered = asyncio.get_running_loop().run_in_executor(
-            None, _recover_writes, self._write_journal
-        )
-        self._recovered.add_done_callback(_log_failed_sweep)
+        if not self.read_only:
+            # Temp files of writes a killed daemon left half-done: swept before any write, in a thread
+            # (one listing per recorded directory; a slow disk must not keep `ping` waiting); a move it
+            # left half-done is finished (wiki/redo.py).
+            self._recovered = asyncio.get_running_loop().run_in_executor(
+                None, _recover_writes, self._write_journal
+            )
+            self._recovered.add_done_callback(_log_failed_sweep)
         # Loaded ahead of the first request so that it does not pay the start-up cost.
         self._loading = asyncio.get_running_loop().create_task(self._ensure_loaded())
         analysis.start_loading_english()  # low_confidence's word list (search/confidence.py), in a thread
         # Its failure is recorded and reported to requests; retrieve it so asyncio does not log it again.
         self._loading.add_done_callback(lambda task: task.cancelled() or task.exception())
-        self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)
-        self._spawn(self._startup_catch_up())
+        if self.lease is not None:
+            self._spawn(self._keep_lease())
+        if self.read_only:
+            self._spawn(self._follow_writer())
+        else:
+            self._watcher = CorpusWatcher(self._refresh_paths, self._refresh_corpus)
+            self._spawn(self._startup_catch_up())
         if self.settings.reranker:
             self._start_reranker_load()
+
+    # -- a read-only daemon ------------------------------------------------------------------------
+    async def _follow_writer(self) -> None:
+        """Every ``[store] poll_interval_secs``: move to the writer's latest commit when it moved. The
+        store builds the new version's state aside and swaps it in (Store.follow), so searches are answered
+        from the old version until the new one is loaded."""
+        while True:
+            await asyncio.sleep(self.settings.store_poll_interval_secs)
+            store = self._store
+            if store is None:
+                continue
+            try:
+                moved = await asyncio.to_thread(store.follow)
+            except asyncio.CancelledError:
+                raise
+            except HallouminateError as exc:
+                log.warning("following the writer's commits: %s (trying again)", exc.message)
+                continue
+            except Exception:
+                log.exception("following the writer's commits failed (trying again)")
+                continue
+            self._followed_at = time.time()
+            if moved:
+                log.info("followed the writer to version %s", store.version)
+
+    async def _keep_lease(self) -> None:
+        """Renew the writer's lease when a third of it has passed (``WriterLease.renew_if_due``). Lost
+        (another writer took the store over: this one was paused past its lease), every later write is
+        refused; searches still answer."""
+        from hallouminate.storage.lease import LeaseLost
+
+        assert self.lease is not None
+        lease = self.lease
+        while True:
+            await asyncio.sleep(max(0.2, self.settings.store_lease_secs / 10))
+            try:
+                await asyncio.to_thread(lease.renew_if_due)
+            except asyncio.CancelledError:
+                raise
+            except LeaseLost as exc:
+                log.error("%s", exc.message)
+                self._lease_lost = exc
+                return
+            except HallouminateError as exc:  # unreachable for now: the lease runs on, try again
+                log.warning("renewing the writer lease: %s (trying again)", exc.message)
+
+    def _store_name(self) -> str:
+        return self.settings.store_uri or str(self.settings.store_dir)
+
+    def _writer_name(self) -> str:
+        """Who writes this store, for a read-only daemon's refusals: the lease's holder when the store has
+        one (an object store), else the daemon configured read-write on it."""
+        holder = None
+        if self.settings.store_uri is not None:
+            from hallouminate.storage.lease import current_holder
+
+            with contextlib.suppress(Exception):  # a refusal must not fail on the bucket: name it less
+                holder = current_holder(store_location(self.settings))
+        return holder or 'the daemon that opens it with [store] mode = "read-write"'
+
+    def refuse_write(self, op: str) -> None:
+        """A read-only daemon's refusal of ``op`` when it writes (-32602 naming the writer); a writer that
+        lost its lease refuses them too."""
+        if op not in read_only.WRITE_OPS:
+            return
+        if self.read_only:
+            raise read_only.refusal(op, self._store_name(), self._writer_name())
+        if self._lease_lost is not None:
+            raise self._lease_lost
+
+    async def _store_resolved(self) -> Resolved:
+        """A read-only daemon's answer to every resolve: this machine's settings, the store's corpora."""
+        await self._ensure_loaded()
+        assert self._reader is not None
+        with self._store_faults():
+            keys = await self._reader.corpora()
+        return read_only.store_resolved(self.settings, keys)
 
     # -- the reranker ------------------------------------------------------------------------------
     def _start_reranker_load(self) -> asyncio.Task[RerankerPort]:
@@ -431,7 +524,7 @@ class Runtime:
         configured = ", ".join(f"{k} {v}" for k, v in mismatch.configured.items())
         back = _going_back(mismatch)
         return Conflict(
-            f"the store at {self.settings.store_dir} holds vectors that cannot be mixed with the configured "
+            f"the store at {self._store_name()} holds vectors that cannot be mixed with the configured "
             f"embedder's ({'; '.join(mismatch.reasons)}): it holds {held}; configured is {configured}. "
             "Run `hallouminate index --rebuild` (the index tool's rebuild: true) to drop them and embed "
             "every corpus again with the configured model; "
@@ -455,6 +548,8 @@ class Runtime:
         from hallouminate.storage.faults import MISSING, problem_error, store_problem
 
         await self._engine()
+        if self.settings.store_uri is not None:  # an object store: no directory to check or rebuild
+            return
         problem = await asyncio.to_thread(store_problem, self.settings.store_dir)
         if problem is None:
             return
@@ -491,20 +586,24 @@ class Runtime:
 
     def _open_store(self, embedder: Embedder | EndpointEmbedder) -> Store:
         from hallouminate.indexing.chunker import EMBED_TEXT_FORM
-        from hallouminate.storage import Store
+        from hallouminate.storage.store import ReadOnlyStore, Store
 
         # The budget the indexer cuts chunks to (the model reads no more): recorded with the table, so a
         # change of [indexing] chunk_tokens rebuilds it instead of leaving unchanged files cut the old way.
         chunk_tokens = min(self.settings.chunk_tokens, embedder.max_tokens)
         rows = testing_hooks.ann_rows()  # None outside the test suite
-        return Store(
-            self.settings.store_dir,
+        kind = ReadOnlyStore if self.read_only else Store
+        store = kind(
+            store_location(self.settings),
             embedder.dim,
             model_name=embedder.model_name,  # the endpoint's says so: "openai-compatible:<model>"
             chunk_tokens=chunk_tokens,
             text_prep=f"{EMBED_TEXT_FORM}; {embedder.text_prep}",
             **({} if rows is None else {"ann_min_rows": rows}),
         )
+        if self.lease is not None:
+            store.write_guard = self.lease.guard  # no commit unless this writer still holds the store
+        return store
 
     def _format_limits(self) -> FormatLimits:
         """What a document reader may spend on one file: the [indexing] settings, for reads as for index
@@ -531,7 +630,7 @@ class Runtime:
         it and no such work is running (Store.maintain_ann decides; it is a metadata read when nothing is
         due). Called after index runs and writes, and once the store is loaded."""
         store = self._store
-        if store is None or store.mismatch is not None:
+        if store is None or store.mismatch is not None or self.read_only:  # the writer builds it
             return
         if self._ann_task is not None and not self._ann_task.done():
             return
@@ -559,6 +658,8 @@ class Runtime:
         except CallerError:
             raise  # the caller's mistake (its text may even quote "os error" back): never a store fault
         except Exception as exc:
+            if self.settings.store_uri is not None:
+                raise  # an object store's failures are explained where they happen (storage/)
             explained = explain(self.settings.store_dir, exc)
             if explained is None:
                 raise
@@ -582,6 +683,8 @@ class Runtime:
 
     # -- operations --------------------------------------------------------------------------------
     async def _resolve(self, where: Where) -> Resolved:
+        if self.read_only:
+            return await self._store_resolved()
         resolved = await self._resolver.resolve(where.cwd)
         if where.kb:
             resolved = as_knowledge_base(resolved, where)
@@ -964,6 +1067,8 @@ class Runtime:
         from hallouminate import browse
 
         spec = corpus_for(await self._resolve(where), args.get("corpus"))
+        if self.read_only:
+            return await self._browse_index(spec, op, args)
         if op == "list_files":
             since = cast(ListFilesArgs, args).get("changed_since")
             return await asyncio.to_thread(browse.list_files, spec, since)
@@ -982,11 +1087,55 @@ class Runtime:
             return await asyncio.to_thread(browse.backlinks, spec, args["path"])
         raise Bug(f"unknown read operation {op!r}")
 
+    async def _browse_index(
+        self, spec: CorpusSpec, op: str, args: CorpusArgs | ListFilesArgs | ReadMarkdownArgs | BacklinksArgs
+    ) -> ListFilesResult | ReadMarkdownResult:
+        """The read tools on a read-only daemon, from the index: the files are on the writer's machine."""
+        from hallouminate.browse.document import not_indexed
+
+        if op == "read_markdown" and "path" in args:
+            assert self._reader is not None
+            with self._store_faults():
+                rows = await self._reader.page_rows(spec.store_key, args["path"])
+            if not rows:
+                raise not_indexed(spec.name, args["path"], indexing=False)
+            return read_only.indexed_page(spec, args["path"], rows, bool(args.get("line_numbers", False)))
+        if op == "list_files":
+            since = cast(ListFilesArgs, args).get("changed_since")
+            return await self._indexed_files(spec, since)
+        raise read_only.files_refusal(op, self._store_name())
+
+    async def _indexed_files(self, spec: CorpusSpec, changed_since: str | None) -> ListFilesResult:
+        """``list_files`` on a read-only daemon: the indexed files, with the mtimes the writer recorded;
+        ``absolute_path`` is empty (the files are on the writer's machine)."""
+        from hallouminate.protocol import recency
+
+        store, _, _ = await self._engine()
+        with self._store_faults():
+            states = await asyncio.to_thread(store.file_states, spec.store_key)
+        since = None if changed_since is None else recency.since_ns(changed_since)
+        result: ListFilesResult = {
+            "corpus": spec.name,
+            "files": [
+                {"path": path, "absolute_path": ""}
+                for path, state in sorted(states.items())
+                if since is None or state.mtime_ns >= since
+            ],
+        }
+        if changed_since is not None and since is not None:
+            result["filter_applied"] = {
+                "changed_since": changed_since,
+                "changed_since_utc": recency.iso_utc(since),
+            }
+        return result
+
     async def get_best_practice(self, where: Where, args: BestPracticeArgs) -> BestPracticeResult:
         """The page ``[best_practice] path_templates`` names for ``target`` (browse/best_practice.py):
         a filesystem read, answered even while the model loads."""
         from hallouminate.browse.best_practice import best_practice, require_configured
 
+        if self.read_only:
+            raise read_only.files_refusal("get_best_practice", self._store_name())
         resolved = await self._resolve(where)
         templates = resolved.settings.best_practice_templates
         require_configured(templates)  # before the corpus: "not configured" is the news
@@ -1233,11 +1382,20 @@ class Runtime:
             result["store_rebuilt"] = store.rebuilt
         if store is not None:
             result["vector_index"] = _vector_index(store)
+        result["store"] = self._store_name()
+        result["store_mode"] = "read-only" if self.read_only else "read-write"
+        if self.read_only and store is not None:
+            result["followed_version"] = store.version
+            if self._followed_at is not None:
+                result["followed_at"] = round(self._followed_at, 3)
         return result
 
     async def close(self) -> None:
         if self._loading is not None and not self._loading.done():
             self._loading.cancel()
+        if self.lease is not None and self._lease_lost is None:
+            with contextlib.suppress(Exception):  # the next writer waits out the expiry instead
+                await asyncio.to_thread(self.lease.release)
         if self._watcher is not None:
             await self._watcher.close()
         tasks = [*self._background, *self._background_runs]
@@ -1341,4 +1499,24 @@ def _no_corpora(cwd: Path) -> NotFound:
         f"no corpus is configured for {cwd}: run `hallouminate init-repo NAME` in the repository, or add a "
         "[[corpus]] to the baseline config",
         {"corpora": []},
+    )
+
+
+def store_location(settings: Settings) -> StoreLocation:
+    """Where the store is ([store] path or uri), with an object store's credentials, region and endpoint
+    (config/credentials.py: the environment over [store] credentials_file)."""
+    from hallouminate.config.credentials import store_credentials
+    from hallouminate.storage.location import StoreLocation
+
+    if settings.store_uri is None:
+        return StoreLocation.local(settings.store_dir)
+    found = store_credentials(settings)
+    return StoreLocation(
+        uri=settings.store_uri,
+        endpoint=found.endpoint_url,
+        region=found.region,
+        access_key_id=found.access_key_id,
+        secret_access_key=found.secret_access_key,
+        session_token=found.session_token,
+        credentials_from=found.sources.get("access_key_id"),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -11,12 +12,12 @@ import socket
 import struct
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hallouminate import testing_hooks, xdg
 from hallouminate.daemon.dispatch import Dispatcher
 from hallouminate.daemon.logs import setup_logging
-from hallouminate.daemon.runtime import Runtime
+from hallouminate.daemon.runtime import Runtime, store_location
 from hallouminate.errors import (
     AnswerTooLarge,
     BadEncoding,
@@ -38,6 +39,10 @@ from hallouminate.protocol import (
 from hallouminate.protocol.messages import Answer, EventMessage, request_id_of
 from hallouminate.protocol.results import ProgressEvent
 from hallouminate.socket_guard import SocketGuard
+
+if TYPE_CHECKING:
+    from hallouminate.config.types import Settings
+    from hallouminate.storage.lease import WriterLease
 
 log = logging.getLogger("hallouminate.daemon")
 
@@ -335,8 +340,9 @@ def _remember_early_signal(signum: int, _frame: object) -> None:
     _early_signal = signal.Signals(signum)
 
 
-def run(socket_path: Path | None = None) -> int:
-    """Entry point of ``hallouminate daemon run``: returns the process exit code."""
+def run(socket_path: Path | None = None, *, read_only: bool = False) -> int:
+    """Entry point of ``hallouminate daemon run``: returns the process exit code. ``read_only``: as
+    ``[store] mode = "read-only"`` (daemon/read_only.py)."""
     from hallouminate.config import load_baseline
 
     # The socket accepts connections (backlog) before the event loop installs its handlers; a
@@ -365,8 +371,18 @@ def run(socket_path: Path | None = None) -> int:
         log.error("%s", exc.message)
         print(f"hallouminate daemon: {exc.message}", flush=True)
         return exc.family.exit_code
-    runtime = Runtime(resolved.settings)
-    server = DaemonServer(runtime, guard, resolved.settings.idle_exit_secs)
+    settings = resolved.settings
+    if read_only:
+        settings = dataclasses.replace(settings, store_mode="read-only")
+    try:
+        lease = _writer_lease(settings)
+    except HallouminateError as exc:  # another writer holds the store, or its bucket does not answer
+        guard.release()
+        log.error("cannot start: %s", exc.message)
+        print(f"hallouminate daemon: {exc.message}", flush=True)
+        return exc.family.exit_code
+    runtime = Runtime(settings, lease)
+    server = DaemonServer(runtime, guard, settings.idle_exit_secs)
     try:
         import uvloop
 
@@ -377,3 +393,16 @@ def run(socket_path: Path | None = None) -> int:
     # In-flight requests are drained by now. Skip interpreter teardown: a model still loading in a
     # native thread would abort the process ("terminate called without an active exception").
     os._exit(0)
+
+
+def _writer_lease(settings: Settings) -> WriterLease | None:
+    """The writer's lease on an object store, taken before this daemon serves anything: exactly one daemon
+    writes a store (ADR 0063), and a second one refuses to start naming the holder. None for a local
+    store (one machine: the daemon's own socket lock is the rule there) or a read-only daemon."""
+    if settings.store_uri is None or settings.store_mode == "read-only":
+        return None
+    from hallouminate.storage.lease import WriterLease
+
+    lease = WriterLease.for_location(store_location(settings), settings.store_lease_secs)
+    lease.acquire()
+    return lease

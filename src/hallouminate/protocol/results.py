@@ -523,6 +523,10 @@ class ReadMarkdownResult(TypedDict):
     pages: NotRequired[int]
     # Why the reader stopped early (a limit): the text shown is cut there. Absent when whole.
     cut: NotRequired[str]
+    # "index" on a read-only daemon (the file is on the writer's machine): content is the page's indexed
+    # text, chunk by chunk, and ``note`` says so. Absent when the file itself was read.
+    served_from: NotRequired[Literal["index"]]
+    note: NotRequired[str]
 
 
 class GetDocumentResult(TypedDict):
@@ -796,6 +800,13 @@ class RuntimeStatus(TypedDict):
     store_rebuilt: NotRequired[str]
     # The store's approximate vector index, once the store is loaded.
     vector_index: NotRequired[VectorIndexState]
+    # The store as configured ([store] path or uri, no secrets) and this daemon's mode ([store] mode, or
+    # `daemon run --read-only`).
+    store: NotRequired[str]
+    store_mode: NotRequired[Literal["read-write", "read-only"]]
+    # A read-only daemon: the table version it serves, and when it last checked the writer's (unix time).
+    followed_version: NotRequired[int]
+    followed_at: NotRequired[float]
 
 
 class StatusResult(RuntimeStatus):
