@@ -1,5 +1,5 @@
 """What a team store on object storage relies on, checked against a real S3-compatible server (SeaweedFS,
-``support.s3``; ADR 0062): LanceDB keeps a vector table in a bucket, a second connection (a read-only
+``support.s3``; ADR 0063): LanceDB keeps a vector table in a bucket, a second connection (a read-only
 server) follows the writer's commits by version, an older version stays readable while the writer goes
 on, concurrent commits are not lost, and the bucket offers the atomic conditional writes a writer's lease
 is built on (``If-None-Match: *`` to take it, ``If-Match: <etag>`` to renew or release it).
@@ -34,7 +34,7 @@ SCHEMA = pa.schema(
     ]
 )
 # Racers per round in the conditional-write tests. SeaweedFS serialises conditional writes of a key with
-# a lock it polls each second: a loser's 412 may take 1-4 s (ADR 0062), so a round costs up to ~3 s.
+# a lock it polls each second: a loser's 412 may take 1-4 s (ADR 0063), so a round costs up to ~3 s.
 RACERS = 6
 
 
@@ -189,7 +189,7 @@ async def test_pruning_the_version_a_reader_holds_breaks_that_reader(s3_server: 
 
 
 async def test_concurrent_commits_to_one_table_are_all_kept(s3_server: S3Server) -> None:
-    """LanceDB commits a version as a create-if-absent of its manifest (``If-None-Match: *``, ADR 0062):
+    """LanceDB commits a version as a create-if-absent of its manifest (``If-None-Match: *``, ADR 0063):
     a writer that loses the race retries on the new version instead of overwriting it."""
     uri = fresh_uri(s3_server)
     first = await (await connect(s3_server, uri)).create_table("chunks", data=rows(0, 1), schema=SCHEMA)
