@@ -19,9 +19,12 @@ from typing import Any
 import httpx
 import lancedb
 import numpy as np
+import obstore
 import pyarrow as pa
 import pytest
 from lancedb.index import FTS
+from obstore.exceptions import AlreadyExistsError, GenericError, PreconditionError
+from obstore.store import S3Store
 
 from support.s3 import S3Server
 
@@ -70,19 +73,15 @@ async def ids_of(table: Any) -> list[str]:
 
 
 def keys_under(server: S3Server, prefix: str) -> list[str]:
-    with server.client() as http:
-        listed = http.get(f"/{server.bucket}", params={"list-type": "2", "prefix": prefix})
-    assert listed.status_code == 200, listed.text
-    return [part.split("</Key>")[0] for part in listed.text.split("<Key>")[1:]]
+    return [meta["path"] for batch in obstore.list(server.object_store(), prefix) for meta in batch]
 
 
 # -- the server -----------------------------------------------------------------------------------------------
 def test_the_server_answers_only_signed_requests_on_loopback(s3_server: S3Server) -> None:
     assert s3_server.endpoint.startswith("http://127.0.0.1:")
     assert httpx.get(f"{s3_server.endpoint}/{s3_server.bucket}").status_code == 403
-    with s3_server.client() as http:
-        assert http.get(f"/{s3_server.bucket}", params={"list-type": "2"}).status_code == 200
-    # The helper's own measure: spawn to the first signed answer.
+    assert bytes(obstore.get(s3_server.object_store(), ".ready").bytes()) == b"ready"
+    # The helper's own measure: spawn to the first object read back.
     assert s3_server.started_in and s3_server.started_in[0] < 20
 
 
@@ -206,74 +205,73 @@ async def test_concurrent_commits_to_one_table_are_all_kept(s3_server: S3Server)
 
 
 # -- the lease primitive ---------------------------------------------------------------------------------
-def race(server: S3Server, attempt: Callable[[httpx.Client, int], httpx.Response]) -> list[int]:
-    """``attempt`` by RACERS clients released together: their statuses, in racer order."""
-    clients = [server.client() for _ in range(RACERS)]
+def race(server: S3Server, attempt: Callable[[S3Store, int], object]) -> list[bool]:
+    """``attempt`` by RACERS clients released together: whether each won (no precondition failure), in
+    racer order."""
+    clients = [server.object_store() for _ in range(RACERS)]
     start = threading.Barrier(RACERS)
 
-    def run(i: int) -> int:
+    def run(i: int) -> bool:
         start.wait()
-        return attempt(clients[i], i).status_code
+        try:
+            attempt(clients[i], i)
+        except (AlreadyExistsError, PreconditionError):
+            return False
+        return True
 
-    try:
-        with ThreadPoolExecutor(RACERS) as pool:
-            return list(pool.map(run, range(RACERS)))
-    finally:
-        for client in clients:
-            client.close()
+    with ThreadPoolExecutor(RACERS) as pool:
+        return list(pool.map(run, range(RACERS)))
 
 
-def lease_key(server: S3Server) -> str:
-    return f"/{server.bucket}/tests/{uuid.uuid4().hex}/writer.lease"
+def lease_key() -> str:
+    return f"tests/{uuid.uuid4().hex}/writer.lease"
 
 
 def test_a_create_if_absent_admits_exactly_one_of_racing_writers(s3_server: S3Server) -> None:
-    def take(key: str) -> Callable[[httpx.Client, int], httpx.Response]:
-        return lambda http, i: http.put(
-            key, content=json.dumps({"holder": i}).encode(), headers={"If-None-Match": "*"}
-        )
-
+    bucket = s3_server.object_store()
     for _ in range(3):
-        key = lease_key(s3_server)
-        statuses = race(s3_server, take(key))
-        assert sorted(statuses) == [200] + [412] * (RACERS - 1)
-        with s3_server.client() as http:
-            assert http.get(key).json() == {"holder": statuses.index(200)}
+        key = lease_key()
+        won = race(
+            s3_server,
+            lambda store, i, key=key: obstore.put(
+                store, key, json.dumps({"holder": i}).encode(), mode="create"
+            ),
+        )
+        assert sorted(won) == [False] * (RACERS - 1) + [True]
+        assert json.loads(bytes(obstore.get(bucket, key).bytes())) == {"holder": won.index(True)}
 
 
 def test_a_renewal_on_the_etag_admits_exactly_one_and_a_stale_etag_changes_nothing(
     s3_server: S3Server,
 ) -> None:
-    key = lease_key(s3_server)
-    with s3_server.client() as http:
-        taken = http.put(key, content=b'{"holder": "a", "term": 1}', headers={"If-None-Match": "*"})
-        etag = taken.headers["etag"]
-        assert taken.status_code == 200 and http.get(key).headers["etag"] == etag
+    bucket, key = s3_server.object_store(), lease_key()
+    etag = obstore.put(bucket, key, b'{"holder": "a", "term": 1}', mode="create")["e_tag"]
+    assert etag and obstore.head(bucket, key)["e_tag"] == etag
 
-    statuses = race(
+    won = race(
         s3_server,
-        lambda http, i: http.put(key, content=json.dumps({"holder": i}).encode(), headers={"If-Match": etag}),
+        lambda store, i: obstore.put(store, key, json.dumps({"holder": i}).encode(), mode={"e_tag": etag}),
     )
-    assert sorted(statuses) == [200] + [412] * (RACERS - 1)
-    with s3_server.client() as http:
-        now = http.get(key)
-        assert now.json() == {"holder": statuses.index(200)} and now.headers["etag"] != etag
-        # The old etag neither renews nor releases the lease any more.
-        assert http.put(key, content=b"{}", headers={"If-Match": etag}).status_code == 412
-        assert http.delete(key, headers={"If-Match": etag}).status_code == 412
-        assert http.delete(key, headers={"If-Match": now.headers["etag"]}).status_code == 204
-        assert http.get(key).status_code == 404
+    assert sorted(won) == [False] * (RACERS - 1) + [True]
+    now = obstore.get(bucket, key)
+    assert json.loads(bytes(now.bytes())) == {"holder": won.index(True)} and now.meta["e_tag"] != etag
+    # The old etag renews nothing any more; the current one does.
+    with pytest.raises(PreconditionError):
+        obstore.put(bucket, key, b"{}", mode={"e_tag": etag})
+    obstore.put(bucket, key, b"{}", mode={"e_tag": now.meta["e_tag"]})
+    # The same bytes again give the same ETag (its MD5): why each lease write must change the body.
+    again = obstore.put(bucket, key, b"{}", mode="overwrite")["e_tag"]
+    assert again == obstore.put(bucket, key, b"{}", mode="overwrite")["e_tag"]
 
 
 # -- an unreachable bucket ---------------------------------------------------------------------------------
 def test_a_frozen_server_accepts_connections_answers_nothing_then_resumes(s3_server: S3Server) -> None:
-    key = lease_key(s3_server)
-    with s3_server.client() as http:
-        assert http.put(key, content=b"kept").status_code == 200
-    with s3_server.frozen(), s3_server.client(timeout=0.5) as http, pytest.raises(httpx.ReadTimeout):
-        http.get(key)
-    with s3_server.client() as http:
-        assert http.get(key).content == b"kept"
+    key = lease_key()
+    obstore.put(s3_server.object_store(), key, b"kept")
+    impatient = s3_server.object_store(timeout=0.5)
+    with s3_server.frozen(), pytest.raises(GenericError, match="error sending request"):
+        obstore.get(impatient, key)
+    assert bytes(obstore.get(impatient, key).bytes()) == b"kept"
 
 
 async def test_a_server_taken_down_refuses_at_once_and_returns_on_its_port_with_its_data(

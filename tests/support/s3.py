@@ -7,7 +7,8 @@ bootstrap check before the master elects itself) and stops without the filer's 1
 Every listener is bound to 127.0.0.1 on a port picked free here (the gRPC ones too: their default is the
 HTTP port + 10000, which may be taken), telemetry is off, the WebDAV gateway, admin UI, Iceberg and Lance
 catalog ports are off, and an identity file makes every request carry a SigV4 signature with the test's
-keys (an unsigned request gets 403 AccessDenied).
+keys (an unsigned request gets 403 AccessDenied). The bucket is made by ``weed`` itself (``-bucket``);
+every request of ours goes through obstore (the Rust object_store LanceDB uses too), which signs it.
 
 The bucket's outage for the "bucket unreachable mid-query" tests comes in two kinds, both realistic:
 
@@ -25,9 +26,7 @@ lazily; tests isolate themselves by prefix (``server.uri(prefix)``).
 
 from __future__ import annotations
 
-import datetime
-import hashlib
-import hmac
+import contextlib
 import json
 import os
 import signal
@@ -35,20 +34,24 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.parse
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
-import httpx
+import obstore
+from obstore.exceptions import BaseError
+from obstore.store import S3Store
+
+from hallouminate.storage.location import StoreLocation
 
 ACCESS_KEY = "hallouminate-test"
 SECRET_KEY = "hallouminate-test-secret-0123456789"
 REGION = "us-east-1"
 BUCKET = "hallouminate"
 # An object the server must read back before it counts as started.
-READY_KEY = "/{bucket}/.ready"
+READY_KEY = ".ready"
 # Listeners `weed mini` opens; each gets a free port of its own.
 _PORTS = (
     "master.port",
@@ -62,7 +65,6 @@ _PORTS = (
     "admin.port",
     "admin.port.grpc",
 )
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
 def weed_binary() -> Path:
@@ -80,67 +82,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-# -- SigV4 --------------------------------------------------------------------------------------------------
-def _quote(text: str, safe: str = "-_.~") -> str:
-    return urllib.parse.quote(text, safe=safe)
-
-
-class SigV4(httpx.Auth):
-    """AWS Signature Version 4 for S3 over httpx, stdlib only (hmac, hashlib): what the lease needs (a few
-    PUT/GET/DELETE of one small object) without boto3. Static keys, with the session token of temporary
-    ones. The payload is hashed (``x-amz-content-sha256``), so the body must be bytes, not a stream."""
-
-    def __init__(
-        self, access_key: str, secret_key: str, region: str, session_token: str | None = None
-    ) -> None:
-        self.access_key, self.secret_key, self.region = access_key, secret_key, region
-        self.session_token = session_token
-        self.service = "s3"
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        now = datetime.datetime.now(datetime.UTC)
-        amz_date, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-        payload = hashlib.sha256(request.read()).hexdigest()
-        request.headers["x-amz-date"] = amz_date
-        request.headers["x-amz-content-sha256"] = payload
-        if self.session_token:
-            request.headers["x-amz-security-token"] = self.session_token
-        # Every header that shapes the outcome is signed, the conditional ones included.
-        signed = sorted(
-            name
-            for name in (k.lower() for k in request.headers)
-            if name in ("host", "content-type", "content-md5") or name.startswith(("x-amz-", "if-"))
-        )
-        headers = "".join(f"{name}:{' '.join(request.headers[name].split())}\n" for name in signed)
-        query = "&".join(
-            f"{_quote(k)}={_quote(v)}"
-            for k, v in sorted(urllib.parse.parse_qsl(request.url.query.decode(), keep_blank_values=True))
-        )
-        canonical = "\n".join(
-            [
-                request.method,
-                _quote(urllib.parse.unquote(request.url.path), safe="/-_.~"),
-                query,
-                headers,
-                ";".join(signed),
-                payload,
-            ]
-        )
-        scope = f"{day}/{self.region}/{self.service}/aws4_request"
-        to_sign = "\n".join(
-            ["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()]
-        )
-        key = f"AWS4{self.secret_key}".encode()
-        for part in (day, self.region, self.service, "aws4_request"):
-            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-        signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-        request.headers["authorization"] = (
-            f"AWS4-HMAC-SHA256 Credential={self.access_key}/{scope}, "
-            f"SignedHeaders={';'.join(signed)}, Signature={signature}"
-        )
-        yield request
-
-
 # -- the server ---------------------------------------------------------------------------------------------
 @dataclass
 class S3Server:
@@ -153,7 +94,9 @@ class S3Server:
     region: str = REGION
     ports: dict[str, int] = field(default_factory=lambda: {name: free_port() for name in _PORTS})
     process: subprocess.Popen[bytes] | None = None
-    started_in: list[float] = field(default_factory=list)  # seconds from spawn to a signed answer, per start
+    started_in: list[float] = field(
+        default_factory=list
+    )  # seconds from spawn to an object read back, per start
 
     @property
     def endpoint(self) -> str:
@@ -178,18 +121,37 @@ class S3Server:
             "aws_virtual_hosted_style_request": "false",
         }
 
-    def client(self, timeout: float = 10.0) -> httpx.Client:
-        """A signed httpx client on the endpoint: paths are ``/{bucket}/{key}`` (path-style addressing)."""
-        return httpx.Client(
-            base_url=self.endpoint,
-            auth=SigV4(self.access_key, self.secret_key, self.region),
-            timeout=timeout,
+    def location(self, prefix: str, **overrides: str) -> StoreLocation:
+        """The ``StoreLocation`` of a store under ``prefix``, as the daemon builds it from its settings:
+        keys, endpoint and region given the way a user's environment gives them (``overrides`` too)."""
+        environ = {
+            "AWS_ACCESS_KEY_ID": self.access_key,
+            "AWS_SECRET_ACCESS_KEY": self.secret_key,
+            "AWS_REGION": self.region,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            **overrides,
+        }
+        return StoreLocation.from_parts(self.root / "unused", self.uri(prefix), environ=environ)
+
+    def object_store(self, prefix: str = "", timeout: float = 10.0, max_retries: int = 0) -> S3Store:
+        """An obstore client on the bucket (keys relative to ``prefix``): signed with the test's keys."""
+        return S3Store(
+            self.bucket,
+            prefix=prefix.strip("/") or None,
+            config={
+                "access_key_id": self.access_key,
+                "secret_access_key": self.secret_key,
+                "region": self.region,
+                "endpoint": self.endpoint,
+            },
+            client_options={"allow_http": True, "timeout": timedelta(seconds=timeout)},
+            retry_config={"max_retries": max_retries, "retry_timeout": timedelta(seconds=timeout)},
         )
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     def start(self, timeout: float = 60.0) -> None:
-        """Spawn ``weed mini`` (again, after ``down()``: same ports, same data) and wait until a signed
-        request is answered; the bucket is created if it is missing."""
+        """Spawn ``weed mini`` (again, after ``down()``: same ports, same data) with its bucket, and wait
+        until an object reads back."""
         assert self.process is None, "already running"
         data = self.root / "data"
         data.mkdir(parents=True, exist_ok=True)
@@ -214,6 +176,7 @@ class S3Server:
             "-ip=127.0.0.1",
             "-ip.bind=127.0.0.1",
             *(f"-{name}={port}" for name, port in self.ports.items()),
+            f"-bucket={self.bucket}",
             "-s3.port.iceberg=0",
             "-s3.port.lance=0",
             f"-s3.config={identities}",
@@ -230,33 +193,24 @@ class S3Server:
                 args, cwd=self.root, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
             )
         deadline = spawned + timeout
-        with self.client(timeout=2.0) as http:
-            while True:
-                if self.process.poll() is not None:
-                    raise AssertionError(f"weed mini exited {self.process.returncode}: {self.log_tail()}")
-                try:
-                    answer = http.get("/")  # ListBuckets: signed, so it proves the identities are loaded
-                    if answer.status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"weed mini did not answer in {timeout} s: {self.log_tail()}")
-                time.sleep(0.05)
-            if f"<Name>{self.bucket}</Name>" not in answer.text:
-                made = http.put(f"/{self.bucket}")
-                assert made.status_code == 200, made.text
-            # The gateway answers before the volume server has registered its volumes with the master:
-            # meanwhile a read of an object written before a restart gets 500 InternalError. Ready means
-            # an object reads back (written by the first start, or now).
-            while (read := http.get(READY_KEY.format(bucket=self.bucket))).status_code != 200:
-                if read.status_code == 404:
-                    written = http.put(READY_KEY.format(bucket=self.bucket), content=b"ready")
-                    assert written.status_code == 200, written.text
-                elif time.monotonic() > deadline:
-                    raise AssertionError(f"weed mini does not serve reads: {read.text} {self.log_tail()}")
-                else:
-                    time.sleep(0.05)
+        store = self.object_store(timeout=2.0)
+        # Ready means an object reads back (written by the first start, or now): the gateway answers
+        # before the volume server has registered its volumes with the master, and meanwhile a read of an
+        # object written before a restart gets 500 InternalError.
+        while True:
+            if self.process.poll() is not None:
+                raise AssertionError(f"weed mini exited {self.process.returncode}: {self.log_tail()}")
+            try:
+                if bytes(obstore.get(store, READY_KEY).bytes()) == b"ready":
+                    break
+            except FileNotFoundError:
+                with contextlib.suppress(BaseError):  # the bucket is not made yet: ask again
+                    obstore.put(store, READY_KEY, b"ready")
+            except BaseError:
+                pass  # not listening yet, or not serving reads yet
+            if time.monotonic() > deadline:
+                raise AssertionError(f"weed mini does not serve reads in {timeout} s: {self.log_tail()}")
+            time.sleep(0.05)
         self.started_in.append(time.monotonic() - spawned)
 
     def stop(self, grace: float = 3.0) -> None:
