@@ -33,14 +33,15 @@ if TYPE_CHECKING:
 
 # Readers of a bucket fail fast rather than wait out the object store's default retries (ADR 0063: a
 # refused connection took ~10 s with them; a frozen server still hung at 60 s): each request gives up
-# after REQUEST_TIMEOUT, is retried once, and LanceDB retries a failed download once. Searches have their
-# own deadline on top (``AsyncReader``): these only bound the work left running behind it.
+# after 10 s and is retried once, LanceDB's own download retries are off, so a read of a frozen bucket
+# ends within ~20 s, the searches' deadline (``store.READ_DEADLINE_SECS``), which answers first anyway:
+# these only bound the work left running behind it.
 READ_OPTIONS = {
     "connect_timeout": "2s",
     "timeout": "10s",
     "client_max_retries": "1",
     "client_retry_timeout": "10",
-    "download_retry_count": "1",
+    "download_retry_count": "0",
 }
 # The writer keeps the object store's retries (a commit that fails is redone by the next index run, but
 # a 5xx while a gateway restarts is worth waiting out); a connection that never opens still fails fast.

@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import allocator, ann, sql
-from hallouminate.storage.faults import object_store_fault, pruned, unreachable
+from hallouminate.storage.faults import object_store_fault, pruned, table_dir, unreachable
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import BUILD_BATCH, LEXICAL_COLUMNS, LexicalIndex
 from hallouminate.storage.location import StoreLocation
@@ -229,6 +229,8 @@ class Store:
         # 136k files from the table on every call (~0.6 s of its 2.6 s; ADR 0061).
         self._states: dict[str, dict[str, FileState]] = {}
         try:
+            if self.path is not None and read_only and not table_dir(self.path).is_dir():
+                raise self._not_indexed()  # checked first: connecting would make the directory
             if self.path is not None and not read_only:
                 self.path.mkdir(parents=True, exist_ok=True)
                 # A local disk only: LanceDB stages files there and renames them into place; on an object
