@@ -4,13 +4,17 @@ read-only store of a local directory, which follows its writer as one of a bucke
 
 from __future__ import annotations
 
+import warnings
+from datetime import timedelta
 from pathlib import Path
 
+import lancedb
 import pytest
 
 from hallouminate.errors import ConfigError, StoreFault, StoreUnreachable
 from hallouminate.storage.faults import explain, store_problem
 from hallouminate.storage.location import READ_OPTIONS, StoreLocation
+from hallouminate.storage.schema import TABLE
 from hallouminate.storage.store import ReadOnlyStore, Store, StoreReadOnly
 from support.store_rows import DIM, chunk_rows
 
@@ -148,3 +152,11 @@ def test_a_read_only_store_of_a_local_directory_refuses_writes_and_follows_its_w
     writer.replace_files("c", {"b.md": chunk_rows("b.md", ["bravo"])})
     assert follower.count_rows("c") == 1 and follower.follow() and follower.count_rows("c") == 2
     assert follower.lexical.has_file("c", "b.md") and follower.version == writer.latest_version()
+
+    # Its version pruned under it (compacted, every older version removed): it follows and reads again.
+    writer.replace_files("c", {"d.md": chunk_rows("d.md", ["delta"])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "removes every version except the latest"
+        lancedb.connect(str(tmp_path / "db")).open_table(TABLE).optimize(cleanup_older_than=timedelta(0))
+    assert [row["text"] for row in follower.file_rows("c", "b.md")] == ["bravo"]
+    assert follower.version == writer.latest_version() and follower.lexical.has_file("c", "d.md")

@@ -84,11 +84,11 @@ def _bounded(
 ) -> Callable[Concatenate[AsyncReader, _P], Coroutine[Any, Any, _T]]:
     """A public read of ``AsyncReader`` with the object store's deadline and its failures explained
     (``StoreUnreachable``, retryable); a version pruned under a read-only store moves it to the latest
-    and reads again, once. Reads of a local store run as they are."""
+    and reads again, once. Reads of the writer's local store run as they are."""
 
     @functools.wraps(read)
     async def bounded(self: AsyncReader, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        if self._deadline is None or _BOUNDED.get():
+        if _BOUNDED.get() or (self._deadline is None and not self._store.read_only):
             return await read(self, *args, **kwargs)
         location = self._store.location
         token = _BOUNDED.set(True)
@@ -100,6 +100,8 @@ def _bounded(
                 except StoreFault:
                     raise
                 except TimeoutError as exc:
+                    if self._deadline is None:
+                        raise
                     why = f"no answer within the {self._deadline:g} s read deadline"
                     raise unreachable(location, why) from exc
                 except Exception as exc:
@@ -109,7 +111,7 @@ def _bounded(
                         )
                         await asyncio.to_thread(self._store.follow)
                         continue
-                    fault = object_store_fault(location, exc)
+                    fault = object_store_fault(location, exc) if location.directory is None else None
                     if fault is None:
                         raise
                     raise fault from exc

@@ -790,12 +790,12 @@ class Store:
         (``StoreUnreachable``), its failures explained (``faults.object_store_fault``); a read-only store
         whose version was pruned moves to the latest and reads again, once (``follow_pruned``).
         ``bounded``: False for work that may take long (opening, a follow's build); the object store's
-        own timeouts end it then. A local store reads directly, as before."""
-        if self._io is None:
+        own timeouts end it then. A local store reads directly, its errors as they are."""
+        if self._io is None and not self.read_only:
             return read()
         for attempt in (0, 1):
             try:
-                if not bounded:
+                if self._io is None or not bounded:
                     return read()
                 future = self._io.submit(read)
                 try:
@@ -812,7 +812,7 @@ class Store:
                     log.warning("the version %s read was pruned under it: following the writer", self.version)
                     self.follow()
                     continue
-                fault = object_store_fault(self.location, exc)
+                fault = object_store_fault(self.location, exc) if self.path is None else None
                 if fault is None:
                     raise
                 raise fault from exc
