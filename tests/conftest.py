@@ -22,6 +22,7 @@ from support.schedule import longest_files_first
 
 if TYPE_CHECKING:
     from hallouminate.embedding import Embedder
+    from support.s3 import S3Server
 
 # Resolved at import time, before any test isolates the XDG variables, so every test shares the one real
 # model that `make setup` provisioned (provisioning it here if it is missing).
@@ -72,6 +73,17 @@ def _no_orphaned_shim_hosts() -> Iterator[None]:
 def sandbox(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     with private_world(model_cache, monkeypatch=monkeypatch) as box:
         yield box
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3-compatible server (SeaweedFS's ``weed mini`` on loopback, ``support.s3``) with its bucket,
+    for the whole run of a worker: started by the first test that asks (~1 s), its process group killed at
+    the end. Tests keep to prefixes of their own; one that takes it down or freezes it brings it back."""
+    from support.s3 import s3_server as started
+
+    with started(tmp_path_factory.mktemp("s3")) as server:
+        yield server
 
 
 # -- configuration tests ------------------------------------------------------------------------------------

@@ -30,7 +30,16 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 # Libraries that reach the store, the model or their data formats: only adapters import them.
 # Loaded by the engine on its first search (analysis.english_zipf, ~1 s): never by the shim or the CLI.
 SEARCH_ONLY_LIBS = {"wordfreq"}
-ADAPTER_LIBS = {"lancedb", "fastembed", "onnxruntime", "onnx", "pyarrow", "tokenizers", "safetensors"}
+ADAPTER_LIBS = {
+    "lancedb",
+    "fastembed",
+    "onnxruntime",
+    "onnx",
+    "pyarrow",
+    "tokenizers",
+    "safetensors",
+    "obstore",
+}
 ENGINE = {"storage", "search", "indexing", "embedding", "daemon", "wiki"}
 # Every module may import these: the error vocabulary and the package root (its version).
 EVERYONE_MAY_IMPORT = {"errors", ""}

@@ -193,6 +193,15 @@ class Unavailable(Transient):
     wire_type = "unavailable"
 
 
+class StoreUnreachable(StoreFault):
+    """The index store's object storage did not answer in time or answered with a server error (a
+    partition, a gateway restarting): nothing is broken, the same request may succeed once it answers
+    again. A ``StoreFault`` that is retryable (``data.retryable = true``)."""
+
+    family = TRANSIENT
+    wire_type = "store_unreachable"
+
+
 # The wire names of protocol 1, kept so code written against them still catches the right errors. Our own
 # code names families and meanings instead (tests/test_error_names.py): never raise these.
 InvalidParams = CallerError
@@ -222,6 +231,7 @@ TYPES: dict[str, type[HallouminateError]] = {
         AnswerTooLarge,
         Bug,
         Unavailable,
+        StoreUnreachable,
     )
 }
 _BY_KIND: dict[str, type[HallouminateError]] = {

@@ -79,14 +79,21 @@ def indexed_page(spec: CorpusSpec, path: str, rows: list[ChunkRow], line_numbers
     """``read_markdown`` on a read-only daemon: the page's indexed text, chunk by chunk in order (the file
     is on the writer's machine); ``served_from: "index"`` says so. Lines keep the numbers ``ground``
     reports (each chunk's ``line_start``)."""
-    parts: list[str] = []
+    content = ""
+    last_line = 0
     for row in rows:
         text = row.get("text") or ""
+        first = int(row.get("line_start") or 1)
+        # A chunk cut inside a long line goes on that line: the file's line numbers stay right.
+        same_line = bool(content) and first == last_line
         if line_numbers:
-            first = int(row.get("line_start") or 1)
-            text = "\n".join(f"{first + i}: {line}" for i, line in enumerate(text.split("\n")))
-        parts.append(text)
-    content = "\n".join(parts)
+            numbered = [
+                line if (i == 0 and same_line) else f"{first + i}: {line}"
+                for i, line in enumerate(text.split("\n"))
+            ]
+            text = "\n".join(numbered)
+        content += (" " if same_line else "\n" if content else "") + text
+        last_line = first + text.count("\n")
     first_row = rows[0] if rows else {}
     return {
         "corpus": spec.name,

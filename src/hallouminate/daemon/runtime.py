@@ -553,7 +553,7 @@ class Runtime:
         problem = await asyncio.to_thread(store_problem, self.settings.store_dir)
         if problem is None:
             return
-        if not rebuild or problem != MISSING:
+        if not rebuild or problem != MISSING or self.read_only:  # a follower never makes the store
             raise problem_error(self.settings.store_dir, problem)
         async with self._rebuild_lock:
             if await asyncio.to_thread(store_problem, self.settings.store_dir) == MISSING:
@@ -658,9 +658,7 @@ class Runtime:
         except CallerError:
             raise  # the caller's mistake (its text may even quote "os error" back): never a store fault
         except Exception as exc:
-            if self.settings.store_uri is not None:
-                raise  # an object store's failures are explained where they happen (storage/)
-            explained = explain(self.settings.store_dir, exc)
+            explained = explain(store_location(self.settings), exc)
             if explained is None:
                 raise
             raise explained from exc
@@ -1384,7 +1382,7 @@ class Runtime:
             result["vector_index"] = _vector_index(store)
         result["store"] = self._store_name()
         result["store_mode"] = "read-only" if self.read_only else "read-write"
-        if self.read_only and store is not None:
+        if self.read_only and store is not None and store.version is not None:
             result["followed_version"] = store.version
             if self._followed_at is not None:
                 result["followed_at"] = round(self._followed_at, 3)

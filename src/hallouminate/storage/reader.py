@@ -3,28 +3,39 @@
 The sync API hops to LanceDB's own loop thread on every call; measured on 2 cores that hop and its
 conversions cost ~2 ms of a ~4.5 ms vector query and ~3 ms of a BM25 query. The reader keeps its own
 handle on the table and moves it to the latest committed version whenever the writer (``Store``) has
-committed since the last query, so a search always sees every finished write.
+committed since the last query, so a search always sees every finished write. Over a read-only store
+(``ReadOnlyStore``, following another daemon's commits) it moves instead to exactly the version the store
+swapped to (``Store.view``), so BM25 (the store's index of that version) and the vectors always agree.
+
+On an object store every read has a deadline (the store's ``read_deadline_secs``): past it, or on a
+request the store did not answer, the search fails as ``StoreUnreachable`` (retryable), and the same
+reader answers again once the bucket does. A version pruned under a read-only store's reader moves the
+store to the latest version and reads again, once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import contextvars
 import functools
+import logging
 import math
 import os
-from collections.abc import AsyncIterator, Collection, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, EligibilityPort, Vector
 from hallouminate.storage import allocator, ann, eligibility, sql
+from hallouminate.storage.faults import object_store_fault, pruned, unreachable
 from hallouminate.storage.held_vectors import EXACT_ROWS, HeldVectors
 from hallouminate.storage.lancedb_import import import_lancedb
-from hallouminate.storage.lexical import Scope, page_number
+from hallouminate.storage.lexical import LexicalIndex, Scope, page_number
 from hallouminate.storage.phrase_scan import SCAN_COLUMNS, PhraseMatches, match_rows, matching, sort_scan_rows
 from hallouminate.storage.schema import RESULT_COLUMNS, TABLE, plain
 
@@ -65,10 +76,57 @@ TEXT_CANDIDATES = 5_000
 # page summary alone 28.2 -> 4.2 MB). Searches read them as before (take, filter, to_pylist); they are
 # encoded after the sort (Arrow sorts no dictionary column).
 REPEATED_COLUMNS = frozenset({"corpus", "path", "abs_path", "summary", "content_hash"})
+log = logging.getLogger("hallouminate.storage")
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 # The key of the whole table's row count among the per-corpus counts (no corpus name is empty).
 _ALL_CORPORA = ""
+# Inside a bounded read already: the reads it calls are bounded by it (one deadline per operation).
+_BOUNDED: contextvars.ContextVar[bool] = contextvars.ContextVar("hallouminate_bounded_read", default=False)
+
+
+def _bounded(
+    read: Callable[Concatenate[AsyncReader, _P], Coroutine[Any, Any, _T]],
+) -> Callable[Concatenate[AsyncReader, _P], Coroutine[Any, Any, _T]]:
+    """A public read of ``AsyncReader`` with the object store's deadline and its failures explained
+    (``StoreUnreachable``, retryable); a version pruned under a read-only store moves it to the latest
+    and reads again, once. Reads of the writer's local store run as they are."""
+
+    @functools.wraps(read)
+    async def bounded(self: AsyncReader, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        if _BOUNDED.get() or (self._deadline is None and not self._store.read_only):
+            return await read(self, *args, **kwargs)
+        location = self._store.location
+        token = _BOUNDED.set(True)
+        try:
+            for attempt in (0, 1):
+                try:
+                    async with asyncio.timeout(self._deadline):
+                        return await read(self, *args, **kwargs)
+                except StoreFault:
+                    raise
+                except TimeoutError as exc:
+                    if self._deadline is None:
+                        raise
+                    why = f"no answer within the {self._deadline:g} s read deadline"
+                    raise unreachable(location, why) from exc
+                except Exception as exc:
+                    if attempt == 0 and self._store.read_only and pruned(exc):
+                        log.warning(
+                            "version %s was pruned under a search: following the writer", self._store.version
+                        )
+                        await asyncio.to_thread(self._store.follow)
+                        continue
+                    fault = object_store_fault(location, exc) if location.directory is None else None
+                    if fault is None:
+                        raise
+                    raise fault from exc
+            raise AssertionError("unreachable")  # the loop returns or raises
+        finally:
+            _BOUNDED.reset(token)
+
+    return bounded
 
 
 class _CorpusRows:
@@ -255,6 +313,10 @@ class AsyncReader:
     ) -> None:
         os.environ.setdefault("LANCEDB_LOG", "error")
         self._store = store
+        # Each read's deadline, on an object store only (a local disk answers or fails by itself).
+        self._deadline: float | None = None if store.path is not None else store.read_deadline_secs
+        # The BM25 index of the version the handle reads (the store's, as of the last move).
+        self._lexical: LexicalIndex = store.view().lexical
         self._in_memory_rows = in_memory_rows
         self._exact_rows = exact_rows
         self._off_loop_rows = off_loop_rows
@@ -276,14 +338,27 @@ class AsyncReader:
     async def _fresh_table(self) -> Any:
         lancedb = import_lancedb()
 
-        # Read the generation before refreshing: a commit landing meanwhile is caught by the next query.
-        generation = self._store.generation
+        # The store's view before refreshing: a commit landing meanwhile is caught by the next query. A
+        # read-only store's view names its version: the handle moves to exactly that one, never further
+        # (the store's BM25 index is of that version).
+        view = self._store.view()
+        generation = view.generation
         if self._table is None:
-            db = await lancedb.connect_async(str(self._store.path))
-            self._table = await db.open_table(TABLE)
+            location = self._store.location
+            db = await lancedb.connect_async(
+                location.connect_uri(), storage_options=location.storage_options(reads=True)
+            )
+            table = await db.open_table(TABLE)
+            if view.version is not None:
+                await table.checkout(view.version)
+            self._table = table
         elif generation != self._generation:
-            await self._table.checkout_latest()
+            if view.version is None:
+                await self._table.checkout_latest()
+            else:
+                await self._table.checkout(view.version)
         if generation != self._generation:
+            self._lexical = view.lexical
             self._counts.clear()
             self._corpora = None
             self._vectors.clear()
@@ -292,6 +367,7 @@ class AsyncReader:
             self._generation = generation
         return self._table
 
+    @_bounded
     async def vector_search(
         self, vector: Vector, corpora: Sequence[str], limit: int, eligible: EligibilityPort | None = None
     ) -> list[ChunkRow]:
@@ -453,6 +529,7 @@ class AsyncReader:
             {**row, "score": -negative} for row, (negative, _p, _i) in zip(converted, chosen, strict=True)
         ]
 
+    @_bounded
     async def fts_search(
         self,
         terms: Sequence[str],
@@ -467,7 +544,7 @@ class AsyncReader:
         table = await self._fresh_table()
         if eligible is not None:
             return await self._fts_search_filtered(table, terms, corpora, limit, eligible)
-        hits = self._store.lexical.search(terms, corpora, limit)
+        hits = self._lexical.search(terms, corpora, limit)
         if not hits:
             return []
         sizes = [await self.count_rows(corpus) for corpus in corpora]
@@ -505,9 +582,7 @@ class AsyncReader:
         cheaply (``LexicalIndex.text_candidates``); None: check candidates in score order instead."""
         if eligible is None or not eligible.filters_texts:
             return None
-        ids = self._store.lexical.text_candidates(
-            corpora, self._scope(corpora, loaded, eligible), TEXT_CANDIDATES
-        )
+        ids = self._lexical.text_candidates(corpora, self._scope(corpora, loaded, eligible), TEXT_CANDIDATES)
         if ids is None:
             return None
         masks = []
@@ -561,7 +636,7 @@ class AsyncReader:
             else min(math.ceil(limit * rows_in / max(kept, 1) * 1.2) + 8, 100 * limit)
         )
         while True:
-            hits = self._store.lexical.search(terms, corpora, fetch, scope, numbers, share)
+            hits = self._lexical.search(terms, corpora, fetch, scope, numbers, share)
             if in_memory:
                 places, scores = [], []
                 for row_id, score in hits:
@@ -666,6 +741,7 @@ class AsyncReader:
                 return cast("list[ChunkRow]", kept[:limit])
             fetch *= 4
 
+    @_bounded
     async def neighbours(
         self,
         queries: Vector,
@@ -760,6 +836,7 @@ class AsyncReader:
                 return kept[:limit]
             fetch *= 4
 
+    @_bounded
     async def chunk_vectors(self, ids: Sequence[str], corpora: Sequence[str]) -> Vector:
         """The unit vectors of the chunks ``ids``, in that order (a zero row for one no longer stored)."""
         table = await self._fresh_table()
@@ -787,6 +864,7 @@ class AsyncReader:
                 out[i] = matrix[at]
         return out
 
+    @_bounded
     async def page_rows(self, corpus: str, path: str) -> list[ChunkRow]:
         """Every chunk of one page by ordinal: the result columns and ``ordinal``."""
         table = await self._fresh_table()
@@ -803,6 +881,7 @@ class AsyncReader:
         )
         return sorted(rows, key=lambda row: row["ordinal"])
 
+    @_bounded
     async def page_heads(self, corpus: str) -> list[ChunkRow]:
         """Each page's first chunk (ordinal 0), by path: its ``HEAD_COLUMNS``. The same list until the
         next commit (callers may cache what they derive from it by its identity; never change it).
@@ -842,6 +921,7 @@ class AsyncReader:
             self._remember(self._counts, _ALL_CORPORA, count, generation)
         return count
 
+    @_bounded
     async def count_rows(self, corpus: str) -> int:
         """Rows of one corpus, cached until the next commit."""
         table = await self._fresh_table()
@@ -852,6 +932,7 @@ class AsyncReader:
             self._remember(self._counts, corpus, count, generation)
         return count
 
+    @_bounded
     async def corpora(self) -> list[str]:
         """The corpora (store keys) the table holds rows of, cached until the next commit: what a
         read-only daemon serves (daemon/read_only.py). Reads the corpus column only (~1 s at 1M rows)."""
@@ -865,6 +946,7 @@ class AsyncReader:
                 self._corpora = known
         return known
 
+    @_bounded
     async def phrase_rows(
         self,
         corpora: Sequence[str],
@@ -896,7 +978,7 @@ class AsyncReader:
             )
             # Only the rows holding the phrase's sure runs of tokens can match (BM25's index names them):
             # read those by id, unless they are too many to beat one pass over the table.
-            ids = self._store.lexical.holding(runs, [corpus], size // NARROW_SHARE) if runs else None
+            ids = self._lexical.holding(runs, [corpus], size // NARROW_SHARE) if runs else None
             kept: list[Any] = []
             matches = 0
             more = False

@@ -1,4 +1,5 @@
-"""The LanceDB store: one database directory, one ``chunks`` table, one writer at a time.
+"""The LanceDB store: one database (a directory, or a prefix of an object store), one ``chunks`` table, one
+writer at a time.
 
 Each file's rows are replaced in a single commit (merge_insert keyed on the row id, deleting the file's
 leftover rows in the same operation), so a crash leaves every file either wholly old or wholly new.
@@ -7,12 +8,18 @@ daemon's ``AsyncReader`` (reader.py), on a handle of its own.
 
 BM25 runs on an in-memory index derived from the table (``lexical.py``, ADR 0017): built here when the
 store opens, updated after each of this store's commits.
+
+A store opened ``read_only`` (a daemon serving a team store another daemon writes: ADR 0063) writes
+nothing, ever, and follows the writer instead: ``follow`` builds the next version's state (a table handle
+pinned to that version and its BM25 index) beside the one searches use, then swaps it in at once
+(``view``), so searches never wait for a reload and always read vectors and BM25 of one version.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -20,10 +27,11 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,8 +39,10 @@ import pyarrow.compute as pc
 from hallouminate.errors import StoreFault
 from hallouminate.ports import ChunkRow, ChunkWrite
 from hallouminate.storage import allocator, ann, sql
+from hallouminate.storage.faults import object_store_fault, pruned, table_dir, unreachable
 from hallouminate.storage.lancedb_import import import_lancedb
 from hallouminate.storage.lexical import BUILD_BATCH, LEXICAL_COLUMNS, LexicalIndex
+from hallouminate.storage.location import StoreLocation
 from hallouminate.storage.schema import (
     META_CHUNK_TOKENS,
     META_MODEL,
@@ -56,8 +66,17 @@ LEGACY_FTS_INDEX = "text_idx"
 FILES_PER_COMMIT = 256
 # Every commit adds a fragment, which slows scans until compaction: compact after this many.
 OPTIMIZE_COMMITS = 32
-# Old versions are kept this long after an optimize: long enough for any in-flight read to finish.
+# Old versions are kept this long after an optimize: long enough for any in-flight read to finish, and
+# for a read-only follower to load a version before it is pruned (ADR 0063).
 KEEP_VERSIONS = timedelta(hours=1)
+# On an object store, a read that has not answered in this long fails as ``StoreUnreachable`` (retryable):
+# the object store's own timeouts and retries do not bound it (a frozen server held a query for minutes,
+# ADR 0063). Long enough for a reader to load a large corpus over a cloud link.
+READ_DEADLINE_SECS = 20.0
+# Reads of an object store run in these threads, so that a caller can stop waiting for one.
+READ_THREADS = 4
+
+_T = TypeVar("_T")
 
 
 # LanceDB stages each file it writes (data files, deletion files, index parts, transactions) as
@@ -87,6 +106,20 @@ def sweep_staged_files(path: Path) -> list[str]:
     if removed:
         log.info("removed %d file(s) a killed writer left staged in the store: %s", len(removed), removed)
     return removed
+
+
+class StoreReadOnly(StoreFault):
+    """A write was asked of a store opened read-only (a daemon following another writer)."""
+
+
+@dataclass(frozen=True)
+class StoreView:
+    """What searches read, as of one moment (``Store.view``): the store's generation, the table version
+    to read (None: the latest, for the writer's own store), and the BM25 index of that version."""
+
+    generation: int
+    version: int | None
+    lexical: LexicalIndex
 
 
 @dataclass(frozen=True)
@@ -119,17 +152,30 @@ class FileState:
 
 
 class Store:
+    """The writer's store (and, as ``ReadOnlyStore``, a follower's). ``write_guard``: called before every
+    commit, under the write lock, raising to refuse it: the writer's lease on an object store
+    (``WriterLease.guard``), set once the lease is held (which must be before the store opens: opening may
+    create or rebuild the table)."""
+
+    # Whether this store never writes: ``ReadOnlyStore``.
+    read_only: ClassVar[bool] = False
+    write_guard: Callable[[], None] | None = None
+
     def __init__(
         self,
-        path: Path,
+        location: Path | StoreLocation,
         dim: int,
         *,
         model_name: str | None = None,
         chunk_tokens: int | None = None,
         text_prep: str | None = None,
         ann_min_rows: int = ann.MIN_ROWS,
+        read_deadline_secs: float = READ_DEADLINE_SECS,
     ) -> None:
-        """``ann_min_rows``: rows from which ``maintain_ann`` builds the approximate index.
+        """``location``: a directory (a plain path) or a ``StoreLocation``.
+        ``ann_min_rows``: rows from which ``maintain_ann`` builds the approximate index.
+        ``read_deadline_secs``: on an object store, how long a read may take before it fails as
+        ``StoreUnreachable``.
 
         ``model_name``, ``chunk_tokens`` (the budget chunks are cut to) and ``text_prep``, when given,
         are recorded in a new table and checked against an existing one, as is the dimension.
@@ -145,7 +191,17 @@ class Store:
         os.environ.setdefault("LANCEDB_LOG", "error")
         lancedb = import_lancedb()
 
-        self.path = path
+        self.location = location if isinstance(location, StoreLocation) else StoreLocation.local(location)
+        # The store's directory; None for an object store.
+        self.path: Path | None = self.location.directory
+        read_only = self.read_only
+        self.read_deadline_secs = read_deadline_secs
+        # Object store reads run here, so a caller stops waiting at the deadline (the read itself goes on
+        # until the object store's own timeouts end it).
+        self._io = None if self.path is not None else ThreadPoolExecutor(READ_THREADS, "store-read")
+        # follow() and latest_version(): one at a time.
+        self._follow_lock = threading.RLock()
+        self._probe: Any = None  # a handle that only looks for the latest version (latest_version)
         self.dim = dim
         self._schema = chunk_schema(dim, model_name, chunk_tokens, text_prep)
         self._text_prep = text_prep
@@ -154,7 +210,9 @@ class Store:
         self.mismatch: Mismatch | None = None
         # Why the table was dropped and made anew when it opened (a schema version change), or None.
         self.rebuilt: str | None = None
-        self._write_lock = threading.Lock()
+        # Reentrant: a read under it (file_states) may follow the writer (a pruned version), which swaps
+        # the state under it.
+        self._write_lock = threading.RLock()
         self._commits_since_optimize = 0
         self._ann_min_rows = ann_min_rows
         # One build of the approximate index at a time; compaction waits for it (its rewrite of fragments
@@ -171,18 +229,30 @@ class Store:
         # 136k files from the table on every call (~0.6 s of its 2.6 s; ADR 0061).
         self._states: dict[str, dict[str, FileState]] = {}
         try:
-            path.mkdir(parents=True, exist_ok=True)
-            sweep_staged_files(path)
-            self._db = lancedb.connect(str(path))
-            self._table = self._open_table()
+            if self.path is not None and read_only and not table_dir(self.path).is_dir():
+                raise self._not_indexed()  # checked first: connecting would make the directory
+            if self.path is not None and not read_only:
+                self.path.mkdir(parents=True, exist_ok=True)
+                # A local disk only: LanceDB stages files there and renames them into place; on an object
+                # store it PUTs each object whole (a commit is the manifest's create-if-absent), so a killed
+                # writer leaves no staged file under the table's prefix, only unreferenced objects that
+                # optimize's cleanup removes.
+                sweep_staged_files(self.path)
+            self._db = self._read(
+                lambda: lancedb.connect(
+                    self.location.connect_uri(),
+                    storage_options=self.location.storage_options(reads=read_only),
+                ),
+                follow_pruned=False,
+            )
+            self._table = self._read(self._open_table, follow_pruned=False, bounded=False)
+            if read_only:
+                # Pinned: a read-only store reads this version until follow() moves it.
+                self._table = self._read(self._pinned, follow_pruned=False)
         except OSError as exc:
-            raise StoreFault(f"cannot open the store at {path}: {exc}") from exc
-        self.lexical = LexicalIndex()
+            raise StoreFault(f"cannot open the store at {self.location}: {exc}") from exc
         started = time.perf_counter()
-        # Streamed: the whole table's text read at once was ~500 MB at 1M rows, on top of the index.
-        self.lexical.add_batches(
-            self._table.search().select(LEXICAL_COLUMNS).limit(None).to_batches(BUILD_BATCH)
-        )
+        self.lexical = self._read(lambda: _lexical_of(self._table), follow_pruned=False, bounded=False)
         allocator.release()  # the text read to build the index is freed: give it back (ADR 0057)
         if self.lexical.num_docs():
             log.info(
@@ -190,15 +260,23 @@ class Store:
                 self.lexical.num_docs(),
                 time.perf_counter() - started,
             )
+        self._view = StoreView(0, int(self._table.version) if read_only else None, self.lexical)
 
     # -- opening -------------------------------------------------------------------------------------
     def _open_table(self) -> Any:
         try:
             table = self._db.open_table(TABLE)
-        except (FileNotFoundError, ValueError):
+        except (FileNotFoundError, ValueError) as exc:
+            # On an object store a ValueError may also be a request that failed: only "not found" is absence.
+            if self.path is None and "not found" not in str(exc).lower():
+                raise
             table = None
+        if table is None and self.read_only:
+            raise self._not_indexed()
         if table is not None:
             version = (table.schema.metadata or {}).get(META_VERSION, b"").decode()
+            if version != SCHEMA_VERSION and self.read_only:
+                raise self._other_release(version)
             if version != SCHEMA_VERSION:
                 # Our own layout changed: no configuration takes the old one back, and nothing reads it.
                 # The store is derived data: rebuilt now (the next index run re-embeds every file), loudly.
@@ -208,6 +286,7 @@ class Store:
             mismatch = self._incompatible(table.schema)
             if (
                 mismatch is not None
+                and not self.read_only  # a follower never rebuilds: it reports the mismatch
                 and set(mismatch.held) == {"model", "text_prep"}
                 and mismatch.held["model"] == mismatch.configured["model"]
             ):
@@ -221,9 +300,11 @@ class Store:
             self.mismatch = mismatch
             if self.mismatch is not None:
                 log.warning(
-                    "the store at %s refuses to mix vectors: %s", self.path, "; ".join(self.mismatch.reasons)
+                    "the store at %s refuses to mix vectors: %s",
+                    self.location,
+                    "; ".join(self.mismatch.reasons),
                 )
-            elif any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
+            elif not self.read_only and any(idx.name == LEGACY_FTS_INDEX for idx in table.list_indices()):
                 table.drop_index(LEGACY_FTS_INDEX)  # unused since ADR 0017; optimize would keep it up
             return table
         return self._db.create_table(TABLE, schema=self._schema)
@@ -235,7 +316,7 @@ class Store:
             f"{why}: its table was dropped and made anew; every file is embedded again by the next index run "
             "of its corpus"
         )
-        log.warning("%s (%s)", self.rebuilt, self.path)
+        log.warning("%s (%s)", self.rebuilt, self.location)
         self._db.drop_table(TABLE)
         return self._db.create_table(TABLE, schema=self._schema)
 
@@ -278,10 +359,46 @@ class Store:
         configured = {"model": self._model_name or "unrecorded", **configured}
         return Mismatch(held, configured, tuple(reasons))
 
+    def _not_indexed(self) -> StoreFault:
+        return StoreFault(
+            f"the index store {self.location} holds no index yet: its writer has not indexed anything into "
+            "it. Start the writing daemon on this store (not read-only) and index, then start this one again",
+            {"store": self.location.describe(), "problem": "store-not-indexed"},
+        )
+
+    def _other_release(self, version: str) -> StoreFault:
+        return StoreFault(
+            f"the index store {self.location} was written by a release with store schema "
+            f"{version or 'unknown'}, this one reads {SCHEMA_VERSION}: run the same release as its writer",
+            {"store": self.location.describe(), "problem": "store-other-release"},
+        )
+
+    def _pinned(self) -> Any:
+        """The table handle, checked out at its version: a read-only store never moves unless told to."""
+        self._table.checkout(self._table.version)
+        return self._table
+
+    def _writable(self) -> None:
+        """Refuse a write of a read-only store (the daemon refuses first, naming the writer)."""
+        if self.read_only:
+            raise StoreReadOnly(
+                f"the index store {self.location} is opened read-only: this daemon follows another writer's "
+                "commits and writes nothing (write through the daemon that writes this store)",
+                {"store": self.location.describe(), "problem": "store-opened-read-only"},
+            )
+
+    def _guard(self) -> None:
+        """Before a commit (under the write lock): the write guard (the writer's lease) may refuse it."""
+        self._writable()
+        if self.write_guard is not None:
+            self.write_guard()
+
     def rebuild(self) -> None:
         """Drop the table and make it anew for the configured embedder (``index --rebuild``): every row
         goes; the caller re-embeds every corpus. The only way a mismatched table is emptied."""
+        self._writable()
         with self._write_lock:
+            self._guard()
             self._db.drop_table(TABLE)
             self._table = self._db.create_table(TABLE, schema=self._schema)
             self.mismatch = None
@@ -289,13 +406,13 @@ class Store:
             self._states.clear()
             self._commits_since_optimize = 0
             self.generation += 1
-        log.warning("the store at %s was dropped and made anew (a rebuild)", self.path)
+        log.warning("the store at %s was dropped and made anew (a rebuild)", self.location)
 
     def _refuse_mixing(self) -> None:
         # The daemon refuses first, with the command that fixes it; this keeps any other writer honest.
         if self.mismatch is not None:
             raise StoreFault(
-                f"the store at {self.path} holds vectors made otherwise ({'; '.join(self.mismatch.reasons)}): "
+                f"the store at {self.location} holds vectors made otherwise ({'; '.join(self.mismatch.reasons)}): "
                 "it refuses writes until it is rebuilt (`hallouminate index --rebuild`)",
                 {"problem": "store-mismatch"},
             )
@@ -303,6 +420,7 @@ class Store:
     # -- writes --------------------------------------------------------------------------------------
     def replace_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]]) -> None:
         """Replace all rows of each listed file, each file in one commit; an empty list deletes it."""
+        self._writable()
         self._refuse_mixing()
         items = list(files.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
@@ -320,6 +438,7 @@ class Store:
 
     def _write_files(self, corpus: str, files: Mapping[str, Sequence[ChunkWrite]], append: bool) -> None:
         """One commit replacing every row of ``files`` (``append``: none of them has a row yet)."""
+        self._guard()
         table = build_table(self._schema, corpus, files)
         try:
             if append:
@@ -344,11 +463,13 @@ class Store:
         self._commits_since_optimize += 1
 
     def delete_files(self, corpus: str, paths: Iterable[str]) -> None:
+        self._writable()
         self._refuse_mixing()
         paths = list(paths)
         for start in range(0, len(paths), FILES_PER_COMMIT):
             predicate = sql.corpus_files(corpus, paths[start : start + FILES_PER_COMMIT])
             with self._write_lock:
+                self._guard()
                 self._table.delete(predicate)
                 self.lexical.replace_files(corpus, paths[start : start + FILES_PER_COMMIT], None)
                 self._note_states(corpus, paths[start : start + FILES_PER_COMMIT], None)
@@ -356,8 +477,10 @@ class Store:
             self.generation += 1
 
     def delete_corpus(self, corpus: str) -> None:
+        self._writable()
         self._refuse_mixing()
         with self._write_lock:
+            self._guard()
             self._table.delete(f"corpus = {sql.literal(corpus)}")
             self.lexical.delete_corpus(corpus)
             self._states.pop(corpus, None)
@@ -369,6 +492,7 @@ class Store:
 
     def update_stats_many(self, corpus: str, stats: Mapping[str, tuple[int, int]]) -> None:
         """Record new size/mtime for files whose content did not change (one commit per group)."""
+        self._writable()
         self._refuse_mixing()
         items = list(stats.items())
         for start in range(0, len(items), FILES_PER_COMMIT):
@@ -382,6 +506,7 @@ class Store:
                 }
             )
             with self._write_lock:
+                self._guard()
                 # A partial-column merge keyed on (corpus, path) updates every chunk row of each file.
                 self._table.merge_insert(["corpus", "path"]).when_matched_update_all().execute(source)
                 kept = self._states.get(corpus)
@@ -396,6 +521,7 @@ class Store:
     def maybe_optimize(self) -> bool:
         """Compact once enough commits have piled up; True when it ran. Not while the approximate index is
         being built (the next run's call compacts): an index run must not wait minutes for it."""
+        self._writable()
         if self._commits_since_optimize < OPTIMIZE_COMMITS:
             return False
         if not self._ann_lock.acquire(blocking=False):
@@ -409,11 +535,13 @@ class Store:
     def optimize(self) -> None:
         """Compact small fragments, fold rows written since into the approximate index (if any), prune
         old versions."""
+        self._writable()
         with self._ann_lock:
             self._optimize()
 
     def _optimize(self) -> None:
         with self._write_lock:
+            self._guard()
             started = time.perf_counter()
             self._table.optimize(cleanup_older_than=KEEP_VERSIONS)
             self._commits_since_optimize = 0
@@ -446,6 +574,7 @@ class Store:
         A build writes its files first and commits last: a process killed meanwhile leaves the old index
         (or none) and unreferenced files that optimize's cleanup removes. ``pause``: a test hook, called
         once the build has begun."""
+        self._writable()
         if not self._ann_lock.acquire(blocking=False):
             return None  # a build is running: it sees these rows or the next call does
         try:
@@ -471,6 +600,7 @@ class Store:
                 # optimize folds the new rows into the index (its partitions unchanged) and compacts.
                 self._optimize()
             else:
+                self._guard()
                 self._table.create_index(
                     "vector", config=ann.index_config(rows, self.dim), replace=True, name=ann.INDEX_NAME
                 )
@@ -486,6 +616,8 @@ class Store:
                 time.perf_counter() - started,
             )
             return action
+        except StoreFault:
+            raise  # the write guard refused (the writer's lease is lost): the caller must know
         except Exception as exc:  # the store stays as it was; the next index run tries again
             log.warning("building the approximate vector index failed: %s", exc)
             return None
@@ -516,35 +648,41 @@ class Store:
     def _read_states(self, corpus: str) -> dict[str, FileState]:
         # Each file's first chunk only: its rows share these columns (written and updated per file), and
         # a no-op re-index reads them for every file (100k rows: 0.43 s for every row, 0.10 s for these).
-        rows = (
-            self._table.search()
-            .where(f"corpus = {sql.literal(corpus)} AND ordinal = 0")
-            .select(STATE_COLUMNS)
-            .limit(None)
-            .to_arrow()
+        rows = self._read(
+            lambda: (
+                self._table.search()
+                .where(f"corpus = {sql.literal(corpus)} AND ordinal = 0")
+                .select(STATE_COLUMNS)
+                .limit(None)
+                .to_arrow()
+            )
         )
         return _states_of(rows)
 
     def file_rows(self, corpus: str, path: str) -> list[ChunkRow]:
         """Every row of one file in chunk order, without vectors."""
-        rows: list[ChunkRow] = (
-            self._table.search()
-            .where(sql.corpus_files(corpus, [path]))
-            .select([*RESULT_COLUMNS, "ordinal"])
-            .limit(None)
-            .to_list()
+        rows: list[ChunkRow] = self._read(
+            lambda: (
+                self._table.search()
+                .where(sql.corpus_files(corpus, [path]))
+                .select([*RESULT_COLUMNS, "ordinal"])
+                .limit(None)
+                .to_list()
+            )
         )
         return sorted(rows, key=lambda row: row["ordinal"])
 
     def file_writes(self, corpus: str, path: str) -> list[ChunkWrite]:
         """Every row of one file as ``replace_files`` takes it (vectors included), in chunk order; the
         store's own columns (id, corpus, path, ordinal, indexed_at_ms) left out."""
-        rows = (
-            self._table.search()
-            .where(sql.corpus_files(corpus, [path]))
-            .select([*ROW_KEYS, *OPTIONAL_KEYS, "ordinal"])
-            .limit(None)
-            .to_list()
+        rows = self._read(
+            lambda: (
+                self._table.search()
+                .where(sql.corpus_files(corpus, [path]))
+                .select([*ROW_KEYS, *OPTIONAL_KEYS, "ordinal"])
+                .limit(None)
+                .to_list()
+            )
         )
         rows.sort(key=lambda row: row["ordinal"])
         writes: list[ChunkWrite] = []
@@ -556,7 +694,137 @@ class Store:
         return writes
 
     def count_rows(self, corpus: str | None = None) -> int:
-        return int(self._table.count_rows(f"corpus = {sql.literal(corpus)}" if corpus is not None else None))
+        where = f"corpus = {sql.literal(corpus)}" if corpus is not None else None
+        return int(self._read(lambda: self._table.count_rows(where)))
+
+    # -- following the writer (read-only stores) -----------------------------------------------------
+    def view(self) -> StoreView:
+        """What searches read now: one object, swapped whole by ``follow`` (the reader moves to exactly
+        its version, with its BM25 index). The writer's own store reads the latest version."""
+        if self.read_only:
+            return self._view
+        return StoreView(self.generation, None, self.lexical)
+
+    @property
+    def version(self) -> int | None:
+        """The table version a read-only store serves (None for the writer's store: the latest)."""
+        return self._view.version if self.read_only else None
+
+    def latest_version(self) -> int:
+        """The version of the table's latest commit: on an object store one listing of its versions (and a
+        read of the new manifest when it moved); the state searches use does not move."""
+        with self._follow_lock:
+
+            def probe() -> int:
+                if self._probe is None:
+                    self._probe = self._db.open_table(TABLE)
+                else:
+                    self._probe.checkout_latest()
+                return int(self._probe.version)
+
+            return self._read(probe, follow_pruned=False)
+
+    def follow(self, pause: Callable[[], None] | None = None) -> bool:
+        """Move a read-only store to the writer's latest commit; True when it moved. The new state (a table
+        handle pinned to that version and a BM25 index built from it) is built aside while searches go on
+        on the old one, then swapped in at once and ``generation`` bumped; a reader (``AsyncReader``)
+        moves to that version at its next query. A version pruned meanwhile (its files gone): the latest
+        again, once. A writer's own store has nothing to follow (False). ``pause``: a test hook, called
+        mid-build (the new handle open, its BM25 index not built yet)."""
+        if not self.read_only:
+            return False
+        with self._follow_lock:
+            for attempt in (0, 1):
+                latest = self.latest_version()
+                if latest == self._view.version:
+                    return False
+                started = time.perf_counter()
+                try:
+                    table, lexical, mismatch = self._read(
+                        functools.partial(self._build, latest, pause), follow_pruned=False, bounded=False
+                    )
+                except Exception as exc:
+                    if attempt == 0 and pruned(exc):
+                        continue  # pruned while we built it: the latest again
+                    raise
+                break
+            view = StoreView(self._view.generation + 1, latest, lexical)
+            with self._write_lock:
+                self._table, self.lexical, self.mismatch = table, lexical, mismatch
+                self._states.clear()
+                self._view = view
+                self.generation = view.generation
+            allocator.release()  # the old state's text and index go with the last search holding them
+            log.info(
+                "followed the writer to version %d of %s in %.2f s (%d chunks)",
+                latest,
+                self.location,
+                time.perf_counter() - started,
+                lexical.num_docs(),
+            )
+            return True
+
+    def _build(
+        self, version: int, pause: Callable[[], None] | None
+    ) -> tuple[Any, LexicalIndex, Mismatch | None]:
+        """A handle pinned to ``version`` and its BM25 index, built aside of the state in use."""
+        table = self._db.open_table(TABLE)
+        table.checkout(version)
+        held = (table.schema.metadata or {}).get(META_VERSION, b"").decode()
+        if held != SCHEMA_VERSION:
+            raise self._other_release(held)
+        mismatch = self._incompatible(table.schema)
+        if pause is not None:
+            pause()
+        return table, _lexical_of(table), mismatch
+
+    # -- reads of an object store: bounded, and explained ---------------------------------------------
+    def _read(
+        self,
+        read: Callable[[], _T],
+        *,
+        follow_pruned: bool = True,
+        bounded: bool = True,
+    ) -> _T:
+        """``read()``, on an object store in a worker thread given up after the read deadline
+        (``StoreUnreachable``), its failures explained (``faults.object_store_fault``); a read-only store
+        whose version was pruned moves to the latest and reads again, once (``follow_pruned``).
+        ``bounded``: False for work that may take long (opening, a follow's build); the object store's
+        own timeouts end it then. A local store reads directly, its errors as they are."""
+        if self._io is None and not self.read_only:
+            return read()
+        for attempt in (0, 1):
+            try:
+                if self._io is None or not bounded:
+                    return read()
+                future = self._io.submit(read)
+                try:
+                    return future.result(timeout=self.read_deadline_secs)
+                except TimeoutError:
+                    future.cancel()
+                    raise unreachable(
+                        self.location, f"no answer within the {self.read_deadline_secs:g} s read deadline"
+                    ) from None
+            except StoreFault:
+                raise
+            except Exception as exc:
+                if attempt == 0 and follow_pruned and self.read_only and pruned(exc):
+                    log.warning("the version %s read was pruned under it: following the writer", self.version)
+                    self.follow()
+                    continue
+                fault = object_store_fault(self.location, exc) if self.path is None else None
+                if fault is None:
+                    raise
+                raise fault from exc
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _lexical_of(table: Any) -> LexicalIndex:
+    """The BM25 index of a table handle's rows (its version). Streamed: the whole table's text read at
+    once was ~500 MB at 1M rows, on top of the index."""
+    lexical = LexicalIndex()
+    lexical.add_batches(table.search().select(LEXICAL_COLUMNS).limit(None).to_batches(BUILD_BATCH))
+    return lexical
 
 
 def _states_of(rows: pa.Table) -> dict[str, FileState]:
@@ -567,3 +835,12 @@ def _states_of(rows: pa.Table) -> dict[str, FileState]:
         if path not in states:
             states[path] = FileState(int(size), int(mtime), str(digest), int(at))
     return states
+
+
+class ReadOnlyStore(Store):
+    """A store opened read-only: a daemon serving a store another daemon writes (ADR 0063). It never
+    creates, drops, rebuilds or writes the table: every write method raises ``StoreReadOnly``, and a store
+    with no table yet is an error saying its writer has indexed nothing into it. It reads the version it
+    opened until ``follow`` moves it to the writer's latest commit. Same arguments as ``Store``."""
+
+    read_only = True
