@@ -21,7 +21,9 @@ normal behaviour. None of these is configuration: they are not for users and cha
 - ``HALLOUMINATE_TEST_ANN_ROWS`` (``ann_rows``): a small store gets the approximate vector index and is
   searched in LanceDB (the index's threshold and the reader's in-memory bound lowered to it);
 - ``HALLOUMINATE_TEST_ANN_PAUSE`` (``ann_pause_point``): holds a build of the approximate index once it
-  has begun, so a test knows a search arrived while it was running.
+  has begun, so a test knows a search arrived while it was running;
+- ``HALLOUMINATE_TEST_READ_DEADLINE_SECS`` (``read_deadline_secs``): a shorter deadline for an object
+  store's reads (unreachable-bucket tests).
 
 Standard library only: the shim's launcher imports it and must start in a few tens of milliseconds.
 """
@@ -42,6 +44,7 @@ INDEX_PAUSE = "HALLOUMINATE_TEST_INDEX_PAUSE"
 RERANK_PAUSE = "HALLOUMINATE_TEST_RERANK_PAUSE"
 ANN_ROWS = "HALLOUMINATE_TEST_ANN_ROWS"
 ANN_PAUSE = "HALLOUMINATE_TEST_ANN_PAUSE"
+READ_DEADLINE_SECS = "HALLOUMINATE_TEST_READ_DEADLINE_SECS"
 
 # Every point a write passes, in order. "after-check": the path was checked, nothing opened yet;
 # "temp-half-written": half the new bytes are in the temp file; "after-fsync": the temp file is whole and
@@ -135,6 +138,15 @@ def ann_rows() -> int | None:
     suite lowers both (``HALLOUMINATE_TEST_ANN_ROWS``); None: the product's bounds."""
     text = _read(ANN_ROWS)
     return int(text) if text.isdigit() else None
+
+
+def read_deadline_secs() -> float | None:
+    """An object store's read deadline when the suite shortens it; None: the store's own."""
+    text = _read(READ_DEADLINE_SECS)
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
 
 
 def ann_pause_point() -> None:

@@ -126,6 +126,7 @@ def test_read_markdown_serves_the_indexed_text_and_says_so(pair: Pair) -> None:
 
 
 def test_a_page_the_writer_adds_reaches_the_reader_within_the_poll(pair: Pair) -> None:
+    call(pair.reader, "ground", str(pair.reader.root), {"query": QUERY})  # the store is loaded by now
     before = call(pair.reader, "status")
     assert before["store_mode"] == "read-only" and before["followed_version"] > 0
     call(

@@ -601,6 +601,9 @@ class Runtime:
             text_prep=f"{EMBED_TEXT_FORM}; {embedder.text_prep}",
             **({} if rows is None else {"ann_min_rows": rows}),
         )
+        deadline = testing_hooks.read_deadline_secs()  # None outside the test suite
+        if deadline is not None:
+            store.read_deadline_secs = deadline
         if self.lease is not None:
             store.write_guard = self.lease.guard  # no commit unless this writer still holds the store
         return store

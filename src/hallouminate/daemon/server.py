@@ -364,22 +364,26 @@ def run(socket_path: Path | None = None, *, read_only: bool = False) -> int:
         log.error("cannot start: %s", exc.message)
         print(f"hallouminate daemon: {exc.message}", flush=True)
         return exc.family.exit_code
+    settings = resolved.settings
+    if read_only:
+        settings = dataclasses.replace(settings, store_mode="read-only")
+    # The lease before the socket: a daemon refused as a second writer must never have listened (a client
+    # would connect to it, then lose the connection when it exits).
+    try:
+        lease = _writer_lease(settings)
+    except HallouminateError as exc:  # another writer holds the store, or its bucket does not answer
+        log.error("cannot start: %s", exc.message)
+        print(f"hallouminate daemon: {exc.message}", flush=True)
+        return exc.family.exit_code
     guard = SocketGuard(socket_path)
     try:
         guard.acquire()
     except HallouminateError as exc:
         log.error("%s", exc.message)
         print(f"hallouminate daemon: {exc.message}", flush=True)
-        return exc.family.exit_code
-    settings = resolved.settings
-    if read_only:
-        settings = dataclasses.replace(settings, store_mode="read-only")
-    try:
-        lease = _writer_lease(settings)
-    except HallouminateError as exc:  # another writer holds the store, or its bucket does not answer
-        guard.release()
-        log.error("cannot start: %s", exc.message)
-        print(f"hallouminate daemon: {exc.message}", flush=True)
+        if lease is not None:
+            with contextlib.suppress(Exception):  # the daemon already on this socket writes the store
+                lease.release()
         return exc.family.exit_code
     runtime = Runtime(settings, lease)
     server = DaemonServer(runtime, guard, settings.idle_exit_secs)
