@@ -49,6 +49,7 @@ FILE_SECONDS: dict[str, float] = {
     "embedding/test_endpoint_provider.py": 45.0,
     "embedding/test_embedder_memory.py": 12.0,
     "storage/test_store_file_states.py": 15.0,
+    "daemon/test_daemon_team_store.py": 40.0,
     "daemon/test_daemon_load.py": 45.7,
     "shim/test_shim_ts_client.py": 44.6,
     "cli/test_cli_index_reports.py": 42.8,
