@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import MCPError
 
 from hallouminate.client.connection import DaemonConnection
 from hallouminate.config.types import CorpusSpec
@@ -109,6 +110,14 @@ def call(box: Sandbox, op: str, cwd: str | None = None, args: dict[str, Any] | N
 async def http_ground(url: str, cwd: Path, query: str) -> Any:
     async with mcp_http_session(url + "/mcp") as session:
         return await session.call_tool("ground", {"cwd": str(cwd), "query": query})
+
+
+async def http_refusal(url: str, cwd: Path, query: str) -> Any:
+    """The JSON-RPC error a ``ground`` over MCP on ``url`` fails with (caught inside the session)."""
+    async with mcp_http_session(url + "/mcp") as session:
+        with pytest.raises(MCPError) as failed:
+            await session.call_tool("ground", {"cwd": str(cwd), "query": query})
+        return failed.value.error
 
 
 def ranked(result: dict[str, Any]) -> list[tuple[str, list[int]]]:
@@ -212,6 +221,10 @@ def test_an_unreachable_bucket_is_a_retryable_error_and_the_reader_recovers(team
         with pytest.raises(HallouminateError) as failed:
             call(reader, "ground", str(reader.root), {"query": QUERY})
         took = time.monotonic() - started
+        # The same over MCP on the reader's HTTP listener: a JSON-RPC -32603 saying it may be retried.
+        over_mcp = asyncio.run(http_refusal(team.urls[1], reader.root, QUERY))
+    assert over_mcp.code == -32603, over_mcp
+    assert (over_mcp.data or {}).get("retryable") is True, over_mcp
     error = failed.value
     assert error.family.jsonrpc_code == -32603 and error.family.retryable, error
     assert error.data.get("problem") == "store-unreachable", error.data
