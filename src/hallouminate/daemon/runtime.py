@@ -273,8 +273,9 @@ class Runtime:
             store = self._store
             if store is None:
                 continue
+            prepare = functools.partial(self._preload, asyncio.get_running_loop())
             try:
-                moved = await asyncio.to_thread(store.follow)
+                moved = await asyncio.to_thread(store.follow, None, prepare)
             except asyncio.CancelledError:
                 raise
             except HallouminateError as exc:
@@ -307,6 +308,18 @@ class Runtime:
                 return
             except HallouminateError as exc:  # unreachable for now: the lease runs on, try again
                 log.warning("renewing the writer lease: %s (trying again)", exc.message)
+
+    def _preload(self, loop: asyncio.AbstractEventLoop, version: int) -> None:
+        """``Store.follow``'s ``prepare``, in its thread before the swap: the reader loads the corpora it
+        holds at the new version on the loop (searches go on meanwhile), so no search waits for that load.
+        A failed preload leaves the load to the first search after the swap, as before."""
+        reader = self._reader
+        if reader is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(reader.preload(version), loop).result()
+        except Exception as exc:
+            log.warning("preloading version %d failed (%s): the next search loads it", version, exc)
 
     def _store_name(self) -> str:
         return self.settings.store_uri or str(self.settings.store_dir)

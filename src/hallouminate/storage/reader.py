@@ -324,6 +324,8 @@ class AsyncReader:
         self._generation = -1
         self._counts: dict[str, int] = {}
         self._corpora: list[str] | None = None  # ``corpora``, until the next commit
+        # The held corpora loaded at a read-only store's next version (``preload``), taken up on the move.
+        self._staged: tuple[int, dict[str, _CorpusRows]] | None = None
         # Phrase mode scans the text of whole corpora: up to IN_MEMORY_ROWS from the rows ranked searches
         # hold (measured on 5,000 rows: ~6 ms a scan from memory, ~30 ms from the table); past it, streamed
         # from the table ``scan_batch`` rows at a time, never held (ADR 0057).
@@ -362,6 +364,9 @@ class AsyncReader:
             self._counts.clear()
             self._corpora = None
             self._vectors.clear()
+            staged, self._staged = self._staged, None
+            if staged is not None and view.version is not None and staged[0] == view.version:
+                self._vectors.update(staged[1])  # loaded by ``preload`` before the store moved
             self._pages_cache.clear()
             self._heads.clear()
             self._generation = generation
@@ -931,6 +936,24 @@ class AsyncReader:
             count = int(await table.count_rows(f"corpus = {sql.literal(corpus)}"))
             self._remember(self._counts, corpus, count, generation)
         return count
+
+    async def preload(self, version: int) -> None:
+        """Load the corpora held now as they are at ``version`` (a read-only store's next one, not yet
+        swapped in: ``Store.follow``'s ``prepare``), on a handle of their own, while searches go on on the
+        current version; the reader takes them up when it moves to ``version``. Without it the first
+        search after a follow loaded them itself (0.2 s at 11k chunks, seconds at 100k)."""
+        corpora = list(self._vectors)
+        if not corpora:
+            return
+        lancedb = import_lancedb()
+        location = self._store.location
+        db = await lancedb.connect_async(
+            location.connect_uri(), storage_options=location.storage_options(reads=True)
+        )
+        table = await db.open_table(TABLE)
+        await table.checkout(version)
+        staged = {corpus: await self._load(table, corpus) for corpus in corpora}
+        self._staged = (version, staged)
 
     @_bounded
     async def corpora(self) -> list[str]:

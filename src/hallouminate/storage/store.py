@@ -724,11 +724,15 @@ class Store:
 
             return self._read(probe, follow_pruned=False)
 
-    def follow(self, pause: Callable[[], None] | None = None) -> bool:
+    def follow(
+        self, pause: Callable[[], None] | None = None, prepare: Callable[[int], None] | None = None
+    ) -> bool:
         """Move a read-only store to the writer's latest commit; True when it moved. The new state (a table
         handle pinned to that version and a BM25 index built from it) is built aside while searches go on
         on the old one, then swapped in at once and ``generation`` bumped; a reader (``AsyncReader``)
-        moves to that version at its next query. A version pruned meanwhile (its files gone): the latest
+        moves to that version at its next query. ``prepare(version)``, when given, runs after the build
+        and before the swap (the daemon loads its reader's held corpora at that version there: the first
+        search after the swap finds them loaded). A version pruned meanwhile (its files gone): the latest
         again, once. A writer's own store has nothing to follow (False). ``pause``: a test hook, called
         mid-build (the new handle open, its BM25 index not built yet)."""
         if not self.read_only:
@@ -748,6 +752,8 @@ class Store:
                         continue  # pruned while we built it: the latest again
                     raise
                 break
+            if prepare is not None:
+                prepare(latest)
             view = StoreView(self._view.generation + 1, latest, lexical)
             with self._write_lock:
                 self._table, self.lexical, self.mismatch = table, lexical, mismatch
