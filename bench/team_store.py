@@ -173,7 +173,6 @@ async def pickup(sock: Path, path: str, started: float, deadline_s: float = 600.
 
 
 def measure(root: Path, server: Any, model_cache: Path, calls: int, poll: float) -> dict[str, Any]:
-    from hallouminate.storage.location import StoreLocation
 
     prefix = f"bench-{root.name}-{uuid.uuid4().hex[:6]}"
     uri = server.uri(prefix)
@@ -183,7 +182,7 @@ def measure(root: Path, server: Any, model_cache: Path, calls: int, poll: float)
         "AWS_REGION": server.region,
         "AWS_ENDPOINT_URL": server.endpoint,
     }
-    location = StoreLocation.from_parts(Path("/nonexistent"), uri, environ=env)
+    location = server.location(prefix)
     started = time.perf_counter()
     rows, corpus = copy_table(root, location)
     copied = time.perf_counter() - started

@@ -243,10 +243,9 @@ def test_an_unreachable_bucket_is_a_retryable_error_and_the_reader_recovers(team
 
 def bucket_files(server: S3Server, uri: str, key: str) -> dict[str, str]:
     """Every file of corpus ``key`` in the bucket as one whole version (``check_file_rows``): its hash."""
-    from hallouminate.storage.location import StoreLocation
     from hallouminate.storage.store import ReadOnlyStore
 
-    location = StoreLocation.from_parts(Path("/nonexistent"), uri, environ=aws_env(server))
+    location = server.location(uri.removeprefix(f"s3://{server.bucket}/"))
     store = ReadOnlyStore(location, DIM)
     files = {path: check_file_rows(path, store.file_rows(key, path)) for path in store.file_states(key)}
     assert sum(len(store.file_rows(key, p)) for p in files) == store.count_rows(), "rows outside the corpus"
@@ -255,10 +254,9 @@ def bucket_files(server: S3Server, uri: str, key: str) -> dict[str, str]:
 
 def bucket_store(server: S3Server, uri: str) -> Any:
     """The store in the bucket, opened read-only in this process (``latest_version`` is one listing)."""
-    from hallouminate.storage.location import StoreLocation
     from hallouminate.storage.store import ReadOnlyStore
 
-    return ReadOnlyStore(StoreLocation.from_parts(Path("/nonexistent"), uri, environ=aws_env(server)), DIM)
+    return ReadOnlyStore(server.location(uri.removeprefix(f"s3://{server.bucket}/")), DIM)
 
 
 def test_a_writer_killed_mid_index_leaves_readers_on_the_last_commit_and_a_restart_converges(

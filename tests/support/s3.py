@@ -121,17 +121,17 @@ class S3Server:
             "aws_virtual_hosted_style_request": "false",
         }
 
-    def location(self, prefix: str, **overrides: str) -> StoreLocation:
-        """The ``StoreLocation`` of a store under ``prefix``, as the daemon builds it from its settings:
-        keys, endpoint and region given the way a user's environment gives them (``overrides`` too)."""
-        environ = {
-            "AWS_ACCESS_KEY_ID": self.access_key,
-            "AWS_SECRET_ACCESS_KEY": self.secret_key,
-            "AWS_REGION": self.region,
-            "AWS_ENDPOINT_URL": self.endpoint,
-            **overrides,
-        }
-        return StoreLocation.from_parts(self.root / "unused", self.uri(prefix), environ=environ)
+    def location(self, prefix: str) -> StoreLocation:
+        """The ``StoreLocation`` of a store under ``prefix``, reached with the test server's keys (the
+        daemon builds its own from its settings: daemon/runtime.py ``store_location``)."""
+        return StoreLocation(
+            uri=self.uri(prefix),
+            endpoint=self.endpoint,
+            region=self.region,
+            access_key_id=self.access_key,
+            secret_access_key=self.secret_key,
+            credentials_from="the environment",
+        )
 
     def object_store(self, prefix: str = "", timeout: float = 10.0, max_retries: int = 0) -> S3Store:
         """An obstore client on the bucket (keys relative to ``prefix``): signed with the test's keys."""

@@ -5,28 +5,21 @@ credentials, as LanceDB's ``storage_options`` (the Rust object_store's S3 keys) 
 the same prefix (the writer's lease, ``lease.py``). Nothing here touches the network: the clients are made
 when asked for.
 
-Credentials come from the environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
-``AWS_SESSION_TOKEN``, ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL_S3`` /
-``AWS_ENDPOINT_URL``), which override an AWS-style INI credentials file the configuration names (keys
-``aws_access_key_id``, ``aws_secret_access_key``, ``aws_session_token``, ``region``, ``endpoint_url`` in the
-profile's section, ``[name]`` or ``[profile name]``). Never in the configuration itself. With no keys from
-either, LanceDB's and obstore's own credential chains apply (instance roles, web identity, ...).
+The daemon builds it from its settings (``daemon/runtime.py`` ``store_location``): the keys, region and
+endpoint as ``config/credentials.py`` resolves them (the environment over ``[store] credentials_file``;
+never the configuration itself), the URI as the configuration checked it. With no keys, LanceDB's and
+obstore's own credential chains apply (instance roles, web identity, ...).
 
 ``describe()`` is what messages and ``status`` show: no key, no secret.
 """
 
 from __future__ import annotations
 
-import configparser
-import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from hallouminate.errors import ConfigError
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
@@ -55,7 +48,7 @@ SCHEMES = ("s3",)
 @dataclass(frozen=True)
 class StoreLocation:
     """A local store directory (``directory``) or an object store prefix (``uri`` = ``s3://bucket/prefix``)
-    with its endpoint, region and credentials. Build one with ``local`` or ``from_parts``."""
+    with its endpoint, region and credentials."""
 
     directory: Path | None = None
     uri: str | None = None
@@ -75,78 +68,6 @@ class StoreLocation:
     @classmethod
     def local(cls, directory: Path) -> StoreLocation:
         return cls(directory=directory)
-
-    @classmethod
-    def from_parts(
-        cls,
-        store_dir: Path,
-        uri: str | None,
-        credentials_file: Path | None = None,
-        profile: str = "default",
-        environ: Mapping[str, str] | None = None,
-    ) -> StoreLocation:
-        """The location the settings name: ``uri`` when set (``s3://bucket/prefix``; a ``file://`` URI or
-        a plain path names a local directory), else the local ``store_dir``. ``credentials_file`` and
-        ``profile``: an AWS-style INI file and its section; ``environ`` (default: none) overrides it."""
-        if uri is None or not uri.strip():
-            return cls.local(store_dir)
-        uri = uri.strip()
-        parts = urlsplit(uri)
-        if parts.scheme in ("", "file"):
-            path = Path(parts.path if parts.scheme else uri).expanduser()
-            if not path.is_absolute():
-                raise ConfigError(
-                    f"[store] uri {uri!r} names a relative directory: give an absolute path, or an "
-                    "object store URI (s3://bucket/prefix)",
-                    {"key": "store.uri"},
-                )
-            return cls.local(path)
-        if parts.scheme not in SCHEMES or not parts.netloc or parts.query or parts.fragment:
-            raise ConfigError(
-                f"[store] uri {uri!r} is not an object store URI this release opens: it takes "
-                "s3://bucket/prefix (any S3-compatible store; its endpoint from AWS_ENDPOINT_URL or the "
-                "credentials file's endpoint_url), a file:// URI or an absolute path",
-                {"key": "store.uri"},
-            )
-        env = dict(environ or {})
-        found = _profile(credentials_file, profile) if credentials_file is not None else {}
-        prefix = parts.path.strip("/")
-        location = cls(
-            uri=f"s3://{parts.netloc}/{prefix}" if prefix else f"s3://{parts.netloc}",
-            endpoint=_first(
-                env.get("AWS_ENDPOINT_URL_S3"), env.get("AWS_ENDPOINT_URL"), found.get("endpoint_url")
-            ),
-            region=_first(env.get("AWS_REGION"), env.get("AWS_DEFAULT_REGION"), found.get("region")),
-        )
-        # The keys go together (an id from one place and a secret from another would never sign).
-        if env.get("AWS_ACCESS_KEY_ID"):
-            keys = (
-                env.get("AWS_ACCESS_KEY_ID"),
-                env.get("AWS_SECRET_ACCESS_KEY"),
-                env.get("AWS_SESSION_TOKEN"),
-            )
-            source: str | None = "the environment"
-        elif found.get("aws_access_key_id"):
-            keys = (
-                found.get("aws_access_key_id"),
-                found.get("aws_secret_access_key"),
-                found.get("aws_session_token"),
-            )
-            source = f"{credentials_file} [{profile}]"
-        else:
-            keys, source = (None, None, None), None
-        if keys[0] and not keys[1]:
-            raise ConfigError(
-                f"the object store credentials from {source} have an access key id and no secret access key",
-                {"key": "store.credentials_file", "file": str(credentials_file or "")},
-            )
-        return dataclasses.replace(
-            location,
-            access_key_id=keys[0] or None,
-            secret_access_key=keys[1] or None,
-            session_token=keys[2] or None,
-            credentials_from=source,
-        )
 
     # -- what it is ----------------------------------------------------------------------------------
     @property
@@ -232,28 +153,3 @@ class StoreLocation:
         if self.uri is None:
             raise ValueError(f"the store at {self.directory} is a local directory, not an object store")
         return self.uri
-
-
-def _first(*values: str | None) -> str | None:
-    return next((value for value in values if value), None)
-
-
-def _profile(path: Path, profile: str) -> dict[str, str]:
-    """The ``profile`` section of an AWS-style INI credentials file (``[name]`` or ``[profile name]``)."""
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        with path.open(encoding="utf-8") as handle:
-            parser.read_file(handle)
-    except (OSError, UnicodeDecodeError, configparser.Error) as exc:
-        raise ConfigError(
-            f"the object store credentials file {path} cannot be read: {exc}",
-            {"key": "store.credentials_file", "file": str(path)},
-        ) from exc
-    for section in (profile, f"profile {profile}"):
-        if parser.has_section(section):
-            return {key.lower(): value.strip() for key, value in parser.items(section)}
-    raise ConfigError(
-        f"the object store credentials file {path} has no [{profile}] section (set the profile to one of "
-        f"{', '.join(parser.sections()) or 'its sections (it has none)'})",
-        {"key": "store.profile", "file": str(path)},
-    )
