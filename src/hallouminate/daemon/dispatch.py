@@ -148,7 +148,7 @@ class Dispatcher:
                     {"op": request.op, "known": sorted(self.ops)},
                 )
             validate_args(ARGS[request.op], request.args, f"{request.op} arguments")
-            self.runtime.refuse_write(request.op)  # a read-only daemon's refusal, naming the writer
+            await self.runtime.refuse_write(request.op)  # a read-only daemon's refusal, naming the writer
             result = await handler(request, emit if request.stream else None)
             response = ok_response(request.id, result)
         except HallouminateError as exc:

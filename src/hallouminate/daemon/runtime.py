@@ -324,24 +324,24 @@ class Runtime:
     def _store_name(self) -> str:
         return self.settings.store_uri or str(self.settings.store_dir)
 
-    def _writer_name(self) -> str:
+    async def _writer_name(self) -> str:
         """Who writes this store, for a read-only daemon's refusals: the lease's holder when the store has
-        one (an object store), else the daemon configured read-write on it."""
+        one (an object store: a read of the bucket, in a thread), else the daemon configured read-write."""
         holder = None
         if self.settings.store_uri is not None:
             from hallouminate.storage.lease import current_holder
 
             with contextlib.suppress(Exception):  # a refusal must not fail on the bucket: name it less
-                holder = current_holder(store_location(self.settings))
+                holder = await asyncio.to_thread(current_holder, store_location(self.settings))
         return holder or 'the daemon that opens it with [store] mode = "read-write"'
 
-    def refuse_write(self, op: str) -> None:
+    async def refuse_write(self, op: str) -> None:
         """A read-only daemon's refusal of ``op`` when it writes (-32602 naming the writer); a writer that
         lost its lease refuses them too."""
         if op not in read_only.WRITE_OPS:
             return
         if self.read_only:
-            raise read_only.refusal(op, self._store_name(), self._writer_name())
+            raise read_only.refusal(op, self._store_name(), await self._writer_name())
         if self._lease_lost is not None:
             raise self._lease_lost
 
