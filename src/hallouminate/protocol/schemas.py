@@ -855,6 +855,9 @@ RESULTS: dict[str, dict[str, Any]] = {
             "format": _DOCUMENT_FORMAT,
             "pages": {"type": "integer", "minimum": 0},
             "cut": {"type": "string"},
+            # A read-only daemon: content is the page's indexed text (the file is on the writer's machine).
+            "served_from": {"type": "string", "enum": ["index"]},
+            "note": {"type": "string"},
         },
         "required": ["corpus", "path", "absolute_path", "content", "bytes"],
     },
