@@ -138,9 +138,11 @@ class DaemonServer:
         if self.in_flight:
             log.info("draining %d in-flight request(s)", len(self.in_flight))
             await asyncio.wait(set(self.in_flight), timeout=DRAIN_TIMEOUT)
-        self.guard.release()
+        # The runtime closed (a writer's lease released) and "stopped" logged before the lock goes:
+        # `daemon stop` returns when the lock is released, and by then the daemon has stopped.
         await self.runtime.close()
         log.info("stopped")
+        self.guard.release()
 
     async def start_http(self) -> None:
         """Start the HTTP listener when ``[http] enabled``; a listener that cannot start is logged (and
