@@ -9,7 +9,6 @@ path`` at the writer's store.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from hallouminate.client.connection import DaemonConnection
 from hallouminate.errors import CallerError
+from support.daemon_call import call, ranked, scores
 from support.sandbox import SMALL_WIKI, Sandbox, private_world
 
 POLL_SECS = 0.5
@@ -45,27 +44,9 @@ def pair(model_cache: Path) -> Iterator[Pair]:
         settings = f'[store]\npath = "{store}"\nmode = "read-only"\npoll_interval_secs = {POLL_SECS}\n'
         with private_world(model_cache, prefix="hmr-", baseline_extra=settings, in_process=False) as reader:
             writer.start_daemon()
-            asyncio.run(_call(writer, "index", str(repo), {}))
+            call(writer, "index", str(repo), {})
             reader.start_daemon()
             yield Pair(writer, reader, repo)
-
-
-async def _call(box: Sandbox, op: str, cwd: str | None = None, args: dict[str, Any] | None = None) -> Any:
-    async with await DaemonConnection.open(box.socket) as conn:
-        return await conn.call(op, cwd, args or {}, timeout=DEADLINE_SECS)
-
-
-def call(box: Sandbox, op: str, cwd: str | None = None, args: dict[str, Any] | None = None) -> Any:
-    return asyncio.run(_call(box, op, cwd, args))
-
-
-def ranked(result: dict[str, Any]) -> list[tuple[str, list[int]]]:
-    """Each doc's path and its chunks' first lines, best first."""
-    return [(doc["path"], [c["line_start"] for c in doc["chunks"]]) for doc in result["docs"]]
-
-
-def scores(result: dict[str, Any]) -> list[float]:
-    return [c["score"] for doc in result["docs"] for c in doc["chunks"]]
 
 
 def test_the_reader_grounds_as_the_writer_does(pair: Pair) -> None:

@@ -29,6 +29,7 @@ from hallouminate.client.connection import DaemonConnection
 from hallouminate.config.types import CorpusSpec
 from hallouminate.errors import CallerError, HallouminateError
 from support.crash import DIM, PAGES, check_file_rows, disk_state, mutate, page_text
+from support.daemon_call import call, ranked, scores
 from support.http_world import mcp_http_session, wait_for_endpoint
 from support.s3 import S3Server
 from support.sandbox import SMALL_WIKI, Sandbox, kill_daemon_of, private_world
@@ -98,15 +99,6 @@ def team(model_cache: Path, s3_server: S3Server) -> Iterator[Team]:
         yield Team(s3_server, store, env, writer, readers, [wait_for_endpoint(r) for r in readers], repo)
 
 
-async def _call(box: Sandbox, op: str, cwd: str | None = None, args: dict[str, Any] | None = None) -> Any:
-    async with await DaemonConnection.open(box.socket) as conn:
-        return await conn.call(op, cwd, args or {}, timeout=DEADLINE_SECS)
-
-
-def call(box: Sandbox, op: str, cwd: str | None = None, args: dict[str, Any] | None = None) -> Any:
-    return asyncio.run(_call(box, op, cwd, args))
-
-
 async def http_ground(url: str, cwd: Path, query: str) -> Any:
     async with mcp_http_session(url + "/mcp") as session:
         return await session.call_tool("ground", {"cwd": str(cwd), "query": query})
@@ -118,14 +110,6 @@ async def http_refusal(url: str, cwd: Path, query: str) -> Any:
         with pytest.raises(MCPError) as failed:
             await session.call_tool("ground", {"cwd": str(cwd), "query": query})
         return failed.value.error
-
-
-def ranked(result: dict[str, Any]) -> list[tuple[str, list[int]]]:
-    return [(doc["path"], [c["line_start"] for c in doc["chunks"]]) for doc in result["docs"]]
-
-
-def scores(result: dict[str, Any]) -> list[float]:
-    return [c["score"] for doc in result["docs"] for c in doc["chunks"]]
 
 
 def test_both_readers_ground_over_http_as_the_writer_does(team: Team) -> None:
